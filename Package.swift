@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Conveyor",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        .library(name: "Conveyor", targets: ["Conveyor"]),
+        .library(name: "ConveyorTesting", targets: ["ConveyorTesting"]),
+        .executable(name: "conveyor-demo", targets: ["ConveyorDemo"]),
+        .executable(name: "conveyor-bench", targets: ["ConveyorBench"]),
+    ],
+    targets: [
+        .target(name: "Conveyor"),
+        .target(name: "ConveyorTesting", dependencies: ["Conveyor"]),
+        .executableTarget(
+            name: "ConveyorDemo",
+            dependencies: ["Conveyor", "ConveyorTesting"],
+            path: "Examples/Demo"
+        ),
+        .executableTarget(
+            name: "ConveyorBench",
+            dependencies: ["Conveyor", "ConveyorTesting"],
+            path: "Benchmarks/ConveyorBench"
+        ),
+        .testTarget(name: "ConveyorTests", dependencies: ["Conveyor", "ConveyorTesting"]),
+        .testTarget(name: "ConformanceTests", dependencies: ["Conveyor", "ConveyorTesting"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+// Strict settings for every target at once (the swift-log habit): Swift 6 mode is set above;
+// `any` must be spelled out on every existential so its cost is visible in review.
+for target in package.targets {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,33 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension HTTPClient {
+    /// The settings of a client, fixed when it is created.
+    public struct Configuration: @unchecked Sendable {
+        // @unchecked: `sessionConfiguration` is a class; the client copies it once at creation
+        // and never shares or mutates the copy, and the property is documented as a template.
+
+        /// Idle timeout in seconds: a request fails with ``ConveyorError/timedOut(_:after:)``
+        /// when no byte moves for this long. Fractions are honoured. Default 60.
+        public var timeout: TimeInterval = 60
+        /// How many operations run at once. Default 8 (operations beyond it wait in the queue,
+        /// where their timeout does not run yet).
+        public var maximumConcurrentOperations = 8
+        /// Where completion blocks run. Default ``Dispatch/DispatchQueue/conveyorDefaultCallbackQueue``:
+        /// `.main` on Apple platforms, a Conveyor serial queue on Linux.
+        public var callbackQueue: DispatchQueue = .conveyorDefaultCallbackQueue
+        /// Which redirects are followed. Default ``RedirectPolicy/default``.
+        public var redirectPolicy: RedirectPolicy = .default
+        /// The template for the client's `URLSession`; copied at creation, with its `urlCache`
+        /// turned off. Default `.default`.
+        public var sessionConfiguration: URLSessionConfiguration = .default
+
+        /// Creates a configuration with the defaults.
+        public init() {}
+
+        /// The defaults.
+        public static var `default`: Configuration { Configuration() }
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension HTTPClient {
+    /// Builds a request, wraps it in an operation and enqueues it: the AFNetworking-style call
+    /// every verb method uses.
+    ///
+    /// A request that cannot be built (an unresolvable path, parameters that cannot be
+    /// encoded) still returns an enqueued operation, which fails at once with the
+    /// ``ConveyorError`` through `failure`: callers have one error path, never a crash.
+    /// - Parameters:
+    ///   - method: The HTTP method.
+    ///   - path: Resolved against ``baseURL``.
+    ///   - parameters: Encoded by ``requestSerializer``.
+    ///   - success: Run on the callback queue with the operation and its serialized value.
+    ///   - failure: Run on the callback queue with the operation and the error.
+    /// - Returns: The enqueued operation.
+    @discardableResult
+    public func enqueueRequest(
+        method: HTTPMethod, path: String, parameters: Parameters? = nil,
+        success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
+    ) -> HTTPRequestOperation {
+        let operation: HTTPRequestOperation
+        do {
+            operation = self.operation(
+                with: try request(method: method, path: path, parameters: parameters), success: success, failure: failure
+            )
+        } catch {
+            operation = failedOperation(error, success: success, failure: failure)
+        }
+        enqueue(operation)
+        return operation
+    }
+
+    /// An operation that fails with `error` as soon as it starts, without network traffic.
+    func failedOperation(
+        _ error: any Error, success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
+    ) -> HTTPRequestOperation {
+        let operation = self.operation(with: URLRequest(url: baseURL), success: success, failure: failure)
+        let error = error as? ConveyorError ?? .parameterEncodingFailed(reason: .encoderFailed(error))
+        operation.mutableState.withLock { $0.preflightError = error }
+        return operation
+    }
+
+    /// Enqueues a `GET`; parameters go into the query string.
+    /// - Parameters:
+    ///   - path: Resolved against ``baseURL``.
+    ///   - parameters: Encoded into the query; nil for none.
+    ///   - success: Run with the operation and its serialized value.
+    ///   - failure: Run with the operation and the error.
+    /// - Returns: The enqueued operation.
+    @discardableResult
+    public func get(
+        _ path: String, parameters: Parameters? = nil,
+        success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
+    ) -> HTTPRequestOperation {
+        enqueueRequest(method: .get, path: path, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// Enqueues a `HEAD`; the success value is empty `Data`.
+    /// - Parameters:
+    ///   - path: Resolved against ``baseURL``.
+    ///   - parameters: Encoded into the query; nil for none.
+    ///   - success: Run with the operation and its serialized value.
+    ///   - failure: Run with the operation and the error.
+    /// - Returns: The enqueued operation.
+    @discardableResult
+    public func head(
+        _ path: String, parameters: Parameters? = nil,
+        success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
+    ) -> HTTPRequestOperation {
+        enqueueRequest(method: .head, path: path, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// Enqueues a `POST`; parameters go into the body.
+    /// - Parameters:
+    ///   - path: Resolved against ``baseURL``.
+    ///   - parameters: Encoded into the body by ``requestSerializer``; nil for none.
+    ///   - success: Run with the operation and its serialized value.
+    ///   - failure: Run with the operation and the error.
+    /// - Returns: The enqueued operation.
+    @discardableResult
+    public func post(
+        _ path: String, parameters: Parameters? = nil,
+        success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
+    ) -> HTTPRequestOperation {
+        enqueueRequest(method: .post, path: path, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// Enqueues a `PUT`; parameters go into the body.
+    /// - Parameters:
+    ///   - path: Resolved against ``baseURL``.
+    ///   - parameters: Encoded into the body by ``requestSerializer``; nil for none.
+    ///   - success: Run with the operation and its serialized value.
+    ///   - failure: Run with the operation and the error.
+    /// - Returns: The enqueued operation.
+    @discardableResult
+    public func put(
+        _ path: String, parameters: Parameters? = nil,
+        success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
+    ) -> HTTPRequestOperation {
+        enqueueRequest(method: .put, path: path, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// Enqueues a `PATCH`; parameters go into the body.
+    /// - Parameters:
+    ///   - path: Resolved against ``baseURL``.
+    ///   - parameters: Encoded into the body by ``requestSerializer``; nil for none.
+    ///   - success: Run with the operation and its serialized value.
+    ///   - failure: Run with the operation and the error.
+    /// - Returns: The enqueued operation.
+    @discardableResult
+    public func patch(
+        _ path: String, parameters: Parameters? = nil,
+        success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
+    ) -> HTTPRequestOperation {
+        enqueueRequest(method: .patch, path: path, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// Enqueues a `DELETE`; parameters go into the query string.
+    /// - Parameters:
+    ///   - path: Resolved against ``baseURL``.
+    ///   - parameters: Encoded into the query; nil for none.
+    ///   - success: Run with the operation and its serialized value.
+    ///   - failure: Run with the operation and the error.
+    /// - Returns: The enqueued operation.
+    @discardableResult
+    public func delete(
+        _ path: String, parameters: Parameters? = nil,
+        success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
+    ) -> HTTPRequestOperation {
+        enqueueRequest(method: .delete, path: path, parameters: parameters, success: success, failure: failure)
+    }
+}

@@ -1,0 +1,220 @@
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The client for one web API: a base URL, default headers, a request serializer, and an
+/// `OperationQueue` running ``HTTPRequestOperation``s.
+///
+/// Write one subclass per API and expose it as a singleton configured at start-up:
+///
+/// ```swift
+/// final class GitHubClient: HTTPClient, @unchecked Sendable {
+///     static let shared = GitHubClient(baseURL: URL(string: "https://api.github.com/")!)
+///     override init(baseURL: URL, configuration: HTTPClient.Configuration = .default) {
+///         super.init(baseURL: baseURL, configuration: configuration)
+///         setDefaultHeader("Accept", value: "application/json")
+///     }
+///     func user(_ login: String) async throws -> User { try await get("users/\(login)", as: User.self) }
+/// }
+/// ```
+///
+/// Paths resolve relative to ``baseURL`` as in AFNetworking: `"users"` appends to the base
+/// path, `"/users"` replaces it. All methods are safe to call from any thread.
+open class HTTPClient: @unchecked Sendable {
+    // @unchecked Sendable: `baseURL`, `configuration`, `operationQueue` and `transport` are
+    // immutable references to thread-safe objects; everything mutable is in `mutableState`,
+    // behind one Mutex.
+
+    /// The URL that paths resolve against; always ends with `/` when it has a path.
+    public let baseURL: URL
+    /// The settings the client was created with.
+    public let configuration: Configuration
+    /// The queue operations run on. Public so callers can add dependencies or suspend it.
+    public let operationQueue: OperationQueue
+
+    let transport: any Transport
+    let mutableState: Mutex<MutableState>
+
+    struct MutableState {
+        var defaultHeaders: HTTPHeaders
+        var requestSerializer: any RequestSerializer = FormURLEncodedRequestSerializer()
+        var registeredOperationClasses: [HTTPRequestOperation.Type] = []
+        var defaultCredential = UncheckedSendableBox<URLCredential?>(value: nil)
+    }
+
+    /// Creates a client.
+    /// - Parameters:
+    ///   - baseURL: The API's root. A path without a trailing `/` gets one, so `"get"` resolves
+    ///     to `<base>/get` rather than replacing the last path component.
+    ///   - configuration: Timeouts, concurrency, callback queue and session settings; default ``Configuration/default``.
+    public init(baseURL: URL, configuration: Configuration = .default) {
+        self.baseURL = Self.normalized(baseURL)
+        self.configuration = configuration
+        self.operationQueue = OperationQueue()
+        operationQueue.name = "org.conveyor.client(\(self.baseURL.host ?? self.baseURL.absoluteString))"
+        operationQueue.maxConcurrentOperationCount = configuration.maximumConcurrentOperations
+        self.transport = URLSessionTransport(configuration: configuration.sessionConfiguration)
+        self.mutableState = Mutex(MutableState(defaultHeaders: DefaultHeaderValues.make()))
+    }
+
+    deinit {
+        transport.invalidate()
+    }
+
+    private static func normalized(_ url: URL) -> URL {
+        guard !url.path.isEmpty, !url.absoluteString.hasSuffix("/"),
+              var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
+        components.path += "/"
+        return components.url ?? url
+    }
+
+    // MARK: - Default headers
+
+    /// The headers copied onto every request the client builds. Starts with `Accept-Language`
+    /// (the user's preferred languages) and `User-Agent` (the program, Conveyor, the OS).
+    public var defaultHeaders: HTTPHeaders {
+        mutableState.withLock { $0.defaultHeaders }
+    }
+
+    /// Sets or removes a default header.
+    /// - Parameters:
+    ///   - name: The header name (case-insensitive).
+    ///   - value: The value; nil removes the header.
+    public func setDefaultHeader(_ name: String, value: String?) {
+        mutableState.withLock { $0.defaultHeaders[name] = value }
+    }
+
+    /// The default value for a header name, if set.
+    /// - Parameter name: The header name (case-insensitive).
+    /// - Returns: The value, or nil.
+    public func defaultValue(forHeader name: String) -> String? {
+        mutableState.withLock { $0.defaultHeaders[name] }
+    }
+
+    /// How parameters are encoded into requests the client builds. Default ``FormURLEncodedRequestSerializer/formURLEncoded``.
+    public var requestSerializer: any RequestSerializer {
+        get { mutableState.withLock { $0.requestSerializer } }
+        set { mutableState.withLock { $0.requestSerializer = newValue } }
+    }
+
+    // MARK: - Building requests
+
+    /// Resolves `path` against ``baseURL``.
+    /// - Parameter path: A relative path (`"users/1"`), an absolute path (`"/v2/users"`), or a
+    ///   full `http(s)` URL.
+    /// - Returns: The absolute URL.
+    /// - Throws: ``ConveyorError/invalidURL(path:baseURL:)`` when the result is not an http(s) URL.
+    open func url(for path: String) throws -> URL {
+        guard let url = URL(string: path, relativeTo: baseURL)?.absoluteURL,
+              let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil else {
+            throw ConveyorError.invalidURL(path: path, baseURL: baseURL)
+        }
+        return url
+    }
+
+    /// Builds a request: the URL from `path`, the default headers, the configured timeout, and
+    /// `parameters` encoded by `serializer`.
+    /// - Parameters:
+    ///   - method: The HTTP method.
+    ///   - path: Resolved with ``url(for:)``.
+    ///   - parameters: Encoded into the query or body; nil for none.
+    ///   - serializer: Overrides ``requestSerializer`` for this request.
+    /// - Returns: The request.
+    /// - Throws: ``ConveyorError/invalidURL(path:baseURL:)`` or ``ConveyorError/parameterEncodingFailed(reason:)``.
+    open func request(
+        method: HTTPMethod, path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil
+    ) throws -> URLRequest {
+        var request = URLRequest(url: try url(for: path), timeoutInterval: configuration.timeout)
+        request.httpMethod = method.rawValue
+        let (headers, defaultSerializer) = mutableState.withLock { ($0.defaultHeaders, $0.requestSerializer) }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        do {
+            return try (serializer ?? defaultSerializer).serialize(request, parameters: parameters)
+        } catch let error as ConveyorError {
+            throw error
+        } catch {
+            throw ConveyorError.parameterEncodingFailed(reason: .encoderFailed(error))
+        }
+    }
+
+    // MARK: - Operations
+
+    /// Registers an operation class; ``operation(with:success:failure:)`` asks registered
+    /// classes, newest first, whether they ``HTTPRequestOperation/canProcess(_:)`` a request.
+    /// Registering a class again moves it to the front.
+    /// - Parameter type: The class.
+    public func register(_ type: HTTPRequestOperation.Type) {
+        mutableState.withLock { state in
+            state.registeredOperationClasses.removeAll { $0 == type }
+            state.registeredOperationClasses.insert(type, at: 0)
+        }
+    }
+
+    /// Removes a registered operation class.
+    /// - Parameter type: The class.
+    public func unregister(_ type: HTTPRequestOperation.Type) {
+        mutableState.withLock { $0.registeredOperationClasses.removeAll { $0 == type } }
+    }
+
+    /// The registered operation classes, newest first.
+    public var registeredOperationClasses: [HTTPRequestOperation.Type] {
+        mutableState.withLock { $0.registeredOperationClasses }
+    }
+
+    /// Builds (but does not enqueue) an operation for `request`, of the newest registered
+    /// class that can process it, or ``HTTPRequestOperation`` itself.
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - success: Run on the callback queue with the serialized value.
+    ///   - failure: Run on the callback queue with the error.
+    /// - Returns: The configured operation.
+    open func operation(
+        with request: URLRequest, success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
+    ) -> HTTPRequestOperation {
+        let (classes, credential) = mutableState.withLock { ($0.registeredOperationClasses, $0.defaultCredential) }
+        let type = classes.first { $0.canProcess(request) } ?? HTTPRequestOperation.self
+        let operation = type.init(request: request)
+        operation.adopt(from: self, defaultCredential: credential.value)
+        operation.setCompletionBlock(success: success, failure: failure)
+        return operation
+    }
+
+    /// Adds an operation to ``operationQueue``.
+    /// - Parameter operation: The operation; one built elsewhere runs through this client's
+    ///   transport only if it was built by ``operation(with:success:failure:)``.
+    open func enqueue(_ operation: HTTPRequestOperation) {
+        operationQueue.addOperation(operation)
+    }
+
+    /// Cancels queued and running operations whose request matches.
+    ///
+    /// As in AFNetworking, the path is compared without its query: `cancelAllOperations(method: .get,
+    /// path: "search")` cancels `search?q=a` and `search?q=b`.
+    /// - Parameters:
+    ///   - method: The method to match; nil matches any.
+    ///   - path: The path, resolved like ``request(method:path:parameters:serializer:)``.
+    public func cancelAllOperations(method: HTTPMethod?, path: String) {
+        guard let target = try? url(for: path) else { return }
+        for case let operation as HTTPRequestOperation in operationQueue.operations {
+            let request = operation.request
+            let methodMatches = method.map { $0.rawValue == (request.httpMethod ?? "GET").uppercased() } ?? true
+            if methodMatches, request.url?.path == target.path, request.url?.host == target.host {
+                operation.cancel()
+            }
+        }
+    }
+}
+
+extension HTTPRequestOperation {
+    /// Takes the client's transport, callback queue, redirect policy and default credential.
+    func adopt(from client: HTTPClient, defaultCredential: URLCredential?) {
+        mutableState.withLock { state in
+            state.transport = client.transport
+            state.callbackQueue = client.configuration.callbackQueue
+            state.redirectPolicy = client.configuration.redirectPolicy
+            if state.credential.value == nil { state.credential = UncheckedSendableBox(value: defaultCredential) }
+        }
+    }
+}

@@ -1,0 +1,22 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Everything an async call learned: the request sent last, the response, the raw body, the
+/// serialized value and the operation's own measurements.
+public struct HTTPResponse<Value: Sendable>: Sendable {
+    /// The request sent last (after redirects).
+    public let request: URLRequest
+    /// The response head.
+    public let response: HTTPURLResponse
+    /// The raw body; empty when there was none.
+    public let data: Data
+    /// The serialized value.
+    public let value: Value
+    /// Timing and size facts.
+    public let metrics: OperationMetrics
+
+    /// The response's status code.
+    public var statusCode: Int { response.statusCode }
+}

@@ -1,0 +1,194 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The one error type Conveyor reports.
+///
+/// Every case carries what a caller needs to debug the failure: the offending path or
+/// parameters, the response and its body, or the underlying system error. `description`
+/// reads as a sentence, so `print(error)` is useful on its own.
+public enum ConveyorError: Error, Sendable {
+    /// A path could not be turned into a URL relative to the client's base URL.
+    case invalidURL(path: String, baseURL: URL?)
+    /// The parameters could not be encoded into the request.
+    case parameterEncodingFailed(reason: ParameterEncodingFailureReason)
+    /// The server answered with a status code outside the operation's acceptable set.
+    case unacceptableStatusCode(Int, response: HTTPURLResponse, data: Data?)
+    /// The response's `Content-Type` is not one the operation accepts.
+    case unacceptableContentType(String?, acceptable: Set<String>, response: HTTPURLResponse, data: Data?)
+    /// The body arrived but could not be turned into the requested value.
+    case responseSerializationFailed(underlying: any Error, response: HTTPURLResponse?, data: Data?)
+    /// The operation was cancelled before it finished.
+    case cancelled(reason: CancellationReason)
+    /// A time limit passed before the transfer finished.
+    case timedOut(TimeoutKind, after: TimeInterval)
+    /// The transfer failed below HTTP: connection refused or lost, DNS, TLS and the like.
+    case network(URLError)
+    /// The server demanded credentials and none, or wrong ones, were available.
+    ///
+    /// On Linux the body of a 401 whose challenge was refused is not delivered by
+    /// URLSession, so `data` may be nil even when the server sent one.
+    case authenticationFailed(response: HTTPURLResponse?, data: Data?)
+    /// More redirects were followed than the configuration allows, or a redirect was unusable.
+    case redirectFailed(reason: RedirectFailureReason)
+
+    /// Why parameters could not be encoded.
+    public enum ParameterEncodingFailureReason: Sendable, CustomStringConvertible {
+        /// A value of a type the serializer cannot represent (for example NaN in JSON).
+        case unsupportedValue(key: String, type: String)
+        /// The underlying encoder threw.
+        case encoderFailed(any Error)
+        /// The request has no URL to put a query string on.
+        case missingURL
+
+        /// A readable explanation.
+        public var description: String {
+            switch self {
+            case let .unsupportedValue(key, type): return "the value for \"\(key)\" has type \(type), which this serializer cannot encode"
+            case let .encoderFailed(error): return "the encoder failed: \(error)"
+            case .missingURL: return "the request has no URL"
+            }
+        }
+    }
+
+    /// Why an operation was cancelled.
+    public enum CancellationReason: Sendable, Equatable, CustomStringConvertible {
+        /// `cancel()` was called on the operation, its queue or its client, or the awaiting Task was cancelled.
+        case explicit
+
+        /// A readable explanation.
+        public var description: String {
+            switch self {
+            case .explicit: return "cancelled by the caller"
+            }
+        }
+    }
+
+    /// Which time limit fired.
+    public enum TimeoutKind: Sendable, Equatable, CustomStringConvertible {
+        /// No bytes moved for the idle timeout.
+        case idle
+
+        /// A readable explanation.
+        public var description: String {
+            switch self {
+            case .idle: return "no data arrived"
+            }
+        }
+    }
+
+    /// Why a redirect could not be followed.
+    public enum RedirectFailureReason: Sendable, CustomStringConvertible {
+        /// The chain was longer than the configured maximum.
+        case tooManyRedirects(max: Int, response: HTTPURLResponse)
+        /// The `Location` header was missing or not a usable HTTP(S) URL.
+        case invalidLocation(String?, response: HTTPURLResponse)
+
+        /// A readable explanation.
+        public var description: String {
+            switch self {
+            case let .tooManyRedirects(max, response):
+                return "more than \(max) redirects (last: \(response.statusCode) from \(response.url?.absoluteString ?? "?"))"
+            case let .invalidLocation(location, response):
+                return "the \(response.statusCode) redirect's Location \(location.map { "\"\($0)\"" } ?? "header is missing") is not an http(s) URL"
+            }
+        }
+    }
+}
+
+extension ConveyorError {
+    /// The HTTP response involved in the failure, when there was one.
+    public var response: HTTPURLResponse? {
+        switch self {
+        case let .unacceptableStatusCode(_, response, _), let .unacceptableContentType(_, _, response, _):
+            return response
+        case let .responseSerializationFailed(_, response, _), let .authenticationFailed(response, _):
+            return response
+        case let .redirectFailed(.tooManyRedirects(_, response)), let .redirectFailed(.invalidLocation(_, response)):
+            return response
+        case .invalidURL, .parameterEncodingFailed, .cancelled, .timedOut, .network:
+            return nil
+        }
+    }
+
+    /// The response body received before the failure, when there was one.
+    public var responseData: Data? {
+        switch self {
+        case let .unacceptableStatusCode(_, _, data), let .unacceptableContentType(_, _, _, data):
+            return data
+        case let .responseSerializationFailed(_, _, data), let .authenticationFailed(_, data):
+            return data
+        case .invalidURL, .parameterEncodingFailed, .cancelled, .timedOut, .network, .redirectFailed:
+            return nil
+        }
+    }
+
+    /// The lower-level error behind this one, if any.
+    public var underlyingError: (any Error)? {
+        switch self {
+        case let .responseSerializationFailed(underlying, _, _): return underlying
+        case let .parameterEncodingFailed(.encoderFailed(underlying)): return underlying
+        case let .network(error): return error
+        default: return nil
+        }
+    }
+
+    /// The HTTP status code of the response involved, if any.
+    public var statusCode: Int? { response?.statusCode }
+
+    /// Whether the failure is a cancellation.
+    public var isCancelled: Bool { if case .cancelled = self { return true } else { return false } }
+
+    /// Whether a time limit fired.
+    public var isTimeout: Bool { if case .timedOut = self { return true } else { return false } }
+}
+
+extension ConveyorError: CustomStringConvertible, LocalizedError {
+    /// A readable sentence describing the failure, including a short preview of any body.
+    public var description: String {
+        switch self {
+        case let .invalidURL(path, baseURL):
+            return "Invalid URL: \"\(path)\" cannot be resolved against \(baseURL?.absoluteString ?? "no base URL")."
+        case let .parameterEncodingFailed(reason):
+            return "Parameter encoding failed: \(reason)."
+        case let .unacceptableStatusCode(code, response, data):
+            return "Request failed: unacceptable status code \(code) (\(HTTPURLResponse.localizedString(forStatusCode: code))) from \(Self.describe(response))\(Self.preview(data))."
+        case let .unacceptableContentType(type, acceptable, response, data):
+            return "Request failed: unacceptable content type \(type ?? "(none)") from \(Self.describe(response)); acceptable: \(acceptable.sorted().joined(separator: ", "))\(Self.preview(data))."
+        case let .responseSerializationFailed(underlying, response, data):
+            return "Response serialization failed for \(response.map(Self.describe) ?? "a response"): \(underlying)\(Self.preview(data))."
+        case let .cancelled(reason):
+            return "The operation was cancelled (\(reason))."
+        case let .timedOut(kind, interval):
+            return "The request timed out: \(kind) for \(Self.format(interval)) s."
+        case let .network(error):
+            return "Network error \(error.code.rawValue): \(error.localizedDescription)\(error.failingURL.map { " (\($0.absoluteString))" } ?? "")."
+        case let .authenticationFailed(response, data):
+            return "Authentication failed\(response.map { ": \($0.statusCode) from \(Self.describe($0))" } ?? "")\(Self.preview(data))."
+        case let .redirectFailed(reason):
+            return "Redirect failed: \(reason)."
+        }
+    }
+
+    /// The same text as ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
+
+    private static func describe(_ response: HTTPURLResponse) -> String {
+        response.url?.absoluteString ?? "the server"
+    }
+
+    private static func format(_ interval: TimeInterval) -> String {
+        String(format: "%.3g", interval)
+    }
+
+    /// A short, single-line preview of a body, so "unacceptable content type text/html" shows
+    /// which page actually came back (a login portal, an error page) without dumping megabytes.
+    static func preview(_ data: Data?, limit: Int = 120) -> String {
+        guard let data, !data.isEmpty else { return "" }
+        let text = String(decoding: data.prefix(limit), as: UTF8.self)
+            .replacingOccurrences(of: "\r", with: " ")
+            .replacingOccurrences(of: "\n", with: " ")
+        return "; body (\(data.count) bytes): \"\(text)\(data.count > limit ? "…" : "")\""
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One HTTP request and its response, as an asynchronous `Operation`.
+///
+/// Add it to any `OperationQueue` (a client's ``HTTPClient/operationQueue`` usually), or call
+/// `start()`. The operation sends ``request`` through its transport, follows redirects as its
+/// ``redirectPolicy`` allows, validates the status code and content type, runs its
+/// ``responseSerializer`` off the callback queue, then calls exactly one of the blocks set with
+/// ``setCompletionBlock(success:failure:)`` on ``callbackQueue`` — exactly once, whether it
+/// succeeded, failed, timed out or was cancelled before, during or after its transfer.
+///
+/// Subclasses (JSON, XML, property list, image, file download) set a different default
+/// serializer and override ``canProcess(_:)`` so that ``HTTPClient`` picks them by request.
+open class HTTPRequestOperation: Operation, @unchecked Sendable {
+    // @unchecked Sendable: every mutable property lives in `mutableState`, behind one Mutex.
+
+    /// Called with the operation and its serialized value (`Data` for the base class).
+    public typealias Success = @Sendable (HTTPRequestOperation, Any?) -> Void
+    /// Called with the operation and the reason it failed.
+    public typealias Failure = @Sendable (HTTPRequestOperation, ConveyorError) -> Void
+
+    /// The request the operation was created with.
+    public let request: URLRequest
+
+    let mutableState: Mutex<MutableState>
+
+    /// Creates an operation for `request`; it does nothing until started or enqueued.
+    /// - Parameter request: The request to send.
+    public required init(request: URLRequest) {
+        self.request = request
+        self.mutableState = Mutex(MutableState(currentRequest: request))
+        super.init()
+    }
+
+    /// Whether this class can handle `request`; ``HTTPClient`` asks registered classes, newest
+    /// first, and uses the first that answers true. The base class accepts every request.
+    /// - Parameter request: The request about to be sent.
+    /// - Returns: true when the class should be used for it.
+    open class func canProcess(_ request: URLRequest) -> Bool { true }
+
+    // MARK: - Operation
+
+    /// Starts the transfer. Called by the operation queue; call it yourself only for an
+    /// operation that is not in a queue.
+    open override func start() { beginExecution() }
+
+    /// Cancels the operation: the transfer stops and the failure block runs with
+    /// ``ConveyorError/cancelled(reason:)``. Safe from any thread at any time; does nothing
+    /// once the operation has finished.
+    open override func cancel() {
+        guard !isFinished else { return }
+        super.cancel()
+        finishIfCancelledWhileExecuting()
+    }
+
+    /// Always true: the operation runs its transfer without blocking a queue thread.
+    open override var isAsynchronous: Bool { true }
+    /// Whether the transfer is under way.
+    open override var isExecuting: Bool { mutableState.withLock { $0.state == .executing } }
+    /// Whether the operation has finished (the completion block has been scheduled).
+    open override var isFinished: Bool { mutableState.withLock { $0.state == .finished } }
+
+    // MARK: - Configuration
+
+    /// The queue the completion blocks run on. Default: the client's callback queue, or
+    /// ``Dispatch/DispatchQueue/conveyorDefaultCallbackQueue`` for an operation created directly.
+    public var callbackQueue: DispatchQueue {
+        get { mutableState.withLock { $0.callbackQueue } }
+        set { mutableState.withLock { $0.callbackQueue = newValue } }
+    }
+
+    /// Status codes that count as success. Default `200..<300`.
+    public var acceptableStatusCodes: IndexSet {
+        get { mutableState.withLock { $0.acceptableStatusCodes } }
+        set { mutableState.withLock { $0.acceptableStatusCodes = newValue } }
+    }
+
+    /// MIME types (lower-case, without parameters) that count as success; nil accepts any.
+    /// Default nil for the base class.
+    public var acceptableContentTypes: Set<String>? {
+        get { mutableState.withLock { $0.acceptableContentTypes } }
+        set { mutableState.withLock { $0.acceptableContentTypes = newValue?.lowercasedSet } }
+    }
+
+    /// Turns the validated body into the value passed to the success block. Default ``DataResponseSerializer/data``.
+    public var responseSerializer: any ResponseSerializer {
+        get { mutableState.withLock { $0.responseSerializer } }
+        set { mutableState.withLock { $0.responseSerializer = newValue } }
+    }
+
+    /// The credential used to answer an authentication challenge. Default: the client's
+    /// ``HTTPClient/defaultCredential``. A challenge that this credential fails (or that comes
+    /// when there is none) fails the operation with ``ConveyorError/authenticationFailed(response:data:)``.
+    public var credential: URLCredential? {
+        get { mutableState.withLock { $0.credential.value } }
+        set { mutableState.withLock { $0.credential = UncheckedSendableBox(value: newValue) } }
+    }
+
+    /// Which redirects are followed. Default: the client's, or ``RedirectPolicy/default``.
+    public var redirectPolicy: RedirectPolicy {
+        get { mutableState.withLock { $0.redirectPolicy } }
+        set { mutableState.withLock { $0.redirectPolicy = newValue } }
+    }
+
+    /// Free-form values for the caller's own bookkeeping.
+    public var userInfo: [String: any Sendable] {
+        get { mutableState.withLock { $0.userInfo } }
+        set { mutableState.withLock { $0.userInfo = newValue } }
+    }
+
+    /// Sets the blocks run when the operation finishes; exactly one of them runs, once.
+    ///
+    /// Both are released after they run, so capturing the operation in them does not leak it.
+    /// - Parameters:
+    ///   - success: Called with the serialized value when the response passed validation.
+    ///   - failure: Called with the error otherwise, including cancellation.
+    public func setCompletionBlock(success: Success?, failure: Failure?) {
+        mutableState.withLock {
+            $0.success = success
+            $0.failure = failure
+        }
+    }
+
+    // MARK: - Results
+
+    /// The request sent last: ``request``, or the target of the last redirect followed.
+    public var currentRequest: URLRequest { mutableState.withLock { $0.currentRequest } }
+
+    /// The last response head received; nil before it arrives.
+    public var response: HTTPURLResponse? { mutableState.withLock { $0.response } }
+
+    /// The body received so far; nil before a response arrives.
+    public var responseData: Data? { mutableState.withLock { $0.response == nil ? nil : $0.data } }
+
+    /// The body decoded as text with the response's charset (a BOM, UTF-8 or ISO-8859-1 when
+    /// it names none); nil when there is no body or the charset does not decode it.
+    public var responseString: String? {
+        let (data, charset) = mutableState.withLock { ($0.data, $0.response?.textEncodingName) }
+        guard !data.isEmpty else { return nil }
+        return TextEncoding.decode(data, charset: charset)
+    }
+
+    /// The value the ``responseSerializer`` produced; nil until the operation succeeded.
+    public var responseObject: Any? { mutableState.withLock { $0.responseObject?.value } }
+
+    /// Why the operation failed; nil while it runs and after success.
+    public var error: ConveyorError? { mutableState.withLock { $0.error } }
+
+    /// Timing and size facts measured by the operation; nil until it finished.
+    public var metrics: OperationMetrics? { mutableState.withLock { $0.metrics } }
+}
+
+extension Set where Element == String {
+    var lowercasedSet: Set<String> { Set(map { $0.lowercased() }) }
+}

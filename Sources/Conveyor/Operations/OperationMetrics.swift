@@ -1,0 +1,32 @@
+import Foundation
+
+/// Timing and size facts an operation measured itself (URLSession on Linux never delivers
+/// `URLSessionTaskMetrics`).
+public struct OperationMetrics: Sendable, Equatable {
+    /// When the operation started.
+    public let startDate: Date
+    /// Seconds from start to finish, redirects included.
+    public let duration: TimeInterval
+    /// Seconds from start to the first response head; nil when none arrived.
+    public let timeToFirstResponse: TimeInterval?
+    /// Body bytes received for the final response.
+    public let bytesReceived: Int
+    /// Request body bytes sent, all attempts together.
+    public let bytesSent: Int64
+    /// Redirects followed.
+    public let redirectCount: Int
+
+    init(state: HTTPRequestOperation.MutableState) {
+        let now = DispatchTime.now()
+        let start = state.startTime ?? now
+        func seconds(_ end: DispatchTime) -> TimeInterval {
+            Double(end.uptimeNanoseconds &- start.uptimeNanoseconds) / 1e9
+        }
+        startDate = state.startDate ?? Date()
+        duration = seconds(now)
+        timeToFirstResponse = state.firstByteTime.map(seconds)
+        bytesReceived = state.data.count
+        bytesSent = state.bytesSent
+        redirectCount = state.redirectCount
+    }
+}

@@ -1,0 +1,11 @@
+import Foundation
+
+extension Notification.Name {
+    /// Posted when an ``HTTPRequestOperation`` starts its transfer; `object` is the operation.
+    /// The logger and the activity indicator observe it.
+    public static let conveyorOperationDidStart = Notification.Name("org.conveyor.operation.didStart")
+
+    /// Posted when an ``HTTPRequestOperation`` finishes (success, failure or cancellation), just
+    /// before its completion block is scheduled; `object` is the operation.
+    public static let conveyorOperationDidFinish = Notification.Name("org.conveyor.operation.didFinish")
+}

@@ -1,0 +1,73 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Which HTTP redirects an operation follows.
+///
+/// Conveyor follows redirects itself rather than letting URLSession do it, so they behave the
+/// same on every platform: 301/302 turn a POST into a GET and 303 turns anything but HEAD into
+/// a GET (the body is dropped); 307/308 keep the method and the body (URLSession on Linux drops
+/// the body on every redirect). `Authorization`, `Cookie` and `Proxy-Authorization` are removed
+/// when a redirect leaves the original scheme, host and port.
+public struct RedirectPolicy: Sendable, Equatable {
+    /// The most redirects followed for one operation; 0 follows none (the 3xx is the response).
+    public var maximumRedirects: Int
+
+    /// Follows at most `max` redirects; one more fails with ``ConveyorError/redirectFailed(reason:)``.
+    /// - Parameter max: The limit.
+    /// - Returns: The policy.
+    public static func follow(max: Int) -> RedirectPolicy { RedirectPolicy(maximumRedirects: max) }
+
+    /// Follows none: a 3xx response is validated like any other (and so fails with the default
+    /// acceptable status codes).
+    public static let none = RedirectPolicy(maximumRedirects: 0)
+
+    /// Follows up to 16 redirects, the limit browsers and curl's default of 50 bracket.
+    public static let `default` = RedirectPolicy(maximumRedirects: 16)
+}
+
+extension HTTPRequestOperation {
+    static let redirectStatusCodes: Set<Int> = [301, 302, 303, 307, 308]
+
+    /// The request to send next when `response` is a redirect to follow; nil when it is not.
+    func redirectRequest(after response: HTTPURLResponse) throws -> URLRequest? {
+        guard Self.redirectStatusCodes.contains(response.statusCode) else { return nil }
+        let (policy, current, count) = mutableState.withLock { ($0.redirectPolicy, $0.currentRequest, $0.redirectCount) }
+        guard policy.maximumRedirects > 0 else { return nil }
+        let location = response.value(forHTTPHeaderField: "Location")
+        guard let location, let target = URL(string: location, relativeTo: response.url ?? current.url)?.absoluteURL,
+              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw ConveyorError.redirectFailed(reason: .invalidLocation(location, response: response))
+        }
+        guard count < policy.maximumRedirects else {
+            throw ConveyorError.redirectFailed(reason: .tooManyRedirects(max: policy.maximumRedirects, response: response))
+        }
+        var next = current
+        next.url = target
+        let method = HTTPMethod(rawValue: current.httpMethod ?? "GET")
+        let becomesGET = (response.statusCode == 303 && method != .head)
+            || ((response.statusCode == 301 || response.statusCode == 302) && method == .post)
+        if becomesGET {
+            next.httpMethod = "GET"
+            next.httpBody = nil
+            for name in ["Content-Type", "Content-Length", "Content-Encoding"] {
+                next.setValue(nil, forHTTPHeaderField: name)
+            }
+        }
+        if !Self.sameOrigin(current.url, target) {
+            for name in ["Authorization", "Cookie", "Proxy-Authorization"] {
+                next.setValue(nil, forHTTPHeaderField: name)
+            }
+        }
+        mutableState.withLock { $0.redirectCount += 1 }
+        return next
+    }
+
+    static func sameOrigin(_ lhs: URL?, _ rhs: URL?) -> Bool {
+        guard let lhs, let rhs else { return false }
+        func port(_ url: URL) -> Int? { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80) }
+        return lhs.scheme?.lowercased() == rhs.scheme?.lowercased()
+            && lhs.host?.lowercased() == rhs.host?.lowercased() && port(lhs) == port(rhs)
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The seam between operations and the network.
+///
+/// A transport starts one HTTP exchange per call and reports it back through a
+/// ``TransportTaskDelegate``: the response head, the body in chunks as they arrive, upload
+/// progress, then exactly one completion. It never follows redirects (operations do, so that
+/// 307/308 keep their body on every platform) and never caches (Conveyor's own cache does).
+/// `URLSessionTransport` is the first implementation; a libcurl one slots in behind the same
+/// protocol.
+protocol Transport: Sendable {
+    /// Starts sending `request`. Events for the task go to `delegate`, serially.
+    func startTask(for request: URLRequest, delegate: any TransportTaskDelegate) -> any TransportTask
+
+    /// Lets running tasks finish, then releases the transport's resources.
+    func invalidate()
+}
+
+/// A running exchange started by a ``Transport``.
+protocol TransportTask: Sendable {
+    /// Stops the exchange. The delegate still receives its completion (with a cancellation
+    /// error), unless it had already completed.
+    func cancel()
+}
+
+/// Receives the events of one transport task. Calls for one task never overlap.
+protocol TransportTaskDelegate: AnyObject, Sendable {
+    /// The response head arrived. Called once per task, before any body chunk.
+    func transportDidReceive(response: HTTPURLResponse)
+    /// A chunk of the response body arrived.
+    func transportDidReceive(data: Data)
+    /// Request body bytes were written to the connection.
+    func transportDidSend(bytes: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64)
+    /// The server asks for credentials. Return the credential to try, or nil to refuse the
+    /// challenge; the transport always answers definitively, so a 401 can never hang.
+    func transportCredential(for challenge: URLAuthenticationChallenge) -> URLCredential?
+    /// The exchange ended. `response` is the last response head seen, if any.
+    func transportDidComplete(response: HTTPURLResponse?, error: (any Error)?)
+}

@@ -1,0 +1,82 @@
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The one delegate of a ``URLSessionTransport``'s session. It looks up the
+/// ``TransportTaskDelegate`` of each task by identifier and forwards the event.
+///
+/// Every delegate method is implemented in this class, the one that declares the conformance:
+/// corelibs Foundation does not find methods that live in extensions or superclasses.
+final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // @unchecked: the only mutable state is `delegates`, behind one Mutex.
+    private let delegates = Mutex<[Int: any TransportTaskDelegate]>([:])
+
+    func register(_ delegate: any TransportTaskDelegate, for task: URLSessionTask) {
+        delegates.withLock { $0[task.taskIdentifier] = delegate }
+    }
+
+    private func delegate(for task: URLSessionTask) -> (any TransportTaskDelegate)? {
+        delegates.withLock { $0[task.taskIdentifier] }
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        if let http = response as? HTTPURLResponse {
+            delegate(for: dataTask)?.transportDidReceive(response: http)
+        }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        delegate(for: dataTask)?.transportDidReceive(data: data)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64, totalBytesExpectedToSend: Int64
+    ) {
+        delegate(for: task)?.transportDidSend(
+            bytes: bytesSent, totalBytesSent: totalBytesSent, totalBytesExpectedToSend: totalBytesExpectedToSend
+        )
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        // Never let URLSession follow: on Linux it drops the body of every redirected request
+        // and forwards Authorization to other hosts. The 3xx is delivered as the response and
+        // the operation decides.
+        completionHandler(nil)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        #if canImport(Darwin)
+        if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust {
+            // Certificate validation stays the system's (only Apple platforms ask this).
+            completionHandler(.performDefaultHandling, nil)
+            return
+        }
+        #endif
+        // Answer every other challenge definitively: on Linux `.performDefaultHandling` leaves
+        // a 401 hanging forever, with no timeout.
+        if challenge.previousFailureCount == 0,
+           let credential = delegate(for: task)?.transportCredential(for: challenge) {
+            completionHandler(.useCredential, credential)
+        } else {
+            completionHandler(.cancelAuthenticationChallenge, nil)
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let delegate = delegates.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        delegate?.transportDidComplete(response: task.response as? HTTPURLResponse, error: error)
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A ``Transport`` over one `URLSession` per client, with one session-level delegate that
+/// routes callbacks to operations by task identifier.
+///
+/// One session (rather than one per operation) keeps connection reuse across operations; a
+/// session-level delegate (rather than per-task delegates) is required on Linux, where per-task
+/// delegates receive only some of the callbacks.
+final class URLSessionTransport: Transport {
+    /// Used by operations that were not created by a client.
+    static let shared = URLSessionTransport(configuration: .default)
+
+    let session: URLSession
+    private let router: URLSessionDelegateRouter
+
+    /// - Parameter configuration: Copied; its `urlCache` is turned off because URLSession on
+    ///   Linux never writes to it and ignores the query when reading it.
+    init(configuration: URLSessionConfiguration) {
+        let configuration = configuration.copy() as! URLSessionConfiguration
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        router = URLSessionDelegateRouter()
+        let delegateQueue = OperationQueue()
+        delegateQueue.name = "org.conveyor.urlsession-delegate"
+        // Serial, so the events of one task arrive in order.
+        delegateQueue.maxConcurrentOperationCount = 1
+        session = URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
+    }
+
+    func startTask(for request: URLRequest, delegate: any TransportTaskDelegate) -> any TransportTask {
+        var request = request
+        // Operations run their own idle timer, which honours fractional seconds (URLSession on
+        // Linux truncates them: 0.5 s fires at once). Keep URLSession's timer behind ours.
+        request.timeoutInterval = request.timeoutInterval.rounded(.up) + 1
+        let task = session.dataTask(with: request)
+        router.register(delegate, for: task)
+        task.resume()
+        return URLSessionTransportTask(task: task)
+    }
+
+    func invalidate() {
+        session.finishTasksAndInvalidate()
+    }
+}
+
+/// A `URLSessionTask` seen through the ``TransportTask`` protocol.
+struct URLSessionTransportTask: TransportTask, @unchecked Sendable {
+    // URLSessionTask is thread-safe for cancel(); the wrapper only exists to name that.
+    let task: URLSessionTask
+
+    func cancel() { task.cancel() }
+}

@@ -1,0 +1,157 @@
+import Conveyor
+import Foundation
+
+extension LocalHTTPServer {
+    /// A request as the server received it.
+    public struct Request: Sendable, CustomStringConvertible {
+        /// The method token, for example `GET`.
+        public let method: String
+        /// The request target as sent: path and query.
+        public let target: String
+        /// The header fields in the order received.
+        public let headers: HTTPHeaders
+        /// The body, de-chunked.
+        public let body: Data
+        /// Whether the body arrived with `Transfer-Encoding: chunked`.
+        public let wasChunked: Bool
+
+        /// The path without the query, percent-decoded.
+        public var path: String {
+            let raw = target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? target
+            return raw.removingPercentEncoding ?? raw
+        }
+
+        /// The raw query (after `?`), if any.
+        public var query: String? {
+            let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+            return parts.count == 2 ? String(parts[1]) : nil
+        }
+
+        /// The query decoded into pairs, in order (`+` is a space, as HTML forms send it).
+        public var queryItems: [(name: String, value: String)] { Self.decodeForm(query ?? "") }
+
+        /// The first value of a query parameter.
+        /// - Parameter name: The parameter name.
+        /// - Returns: The value, or nil.
+        public func queryValue(_ name: String) -> String? { queryItems.first { $0.name == name }?.value }
+
+        /// The body as UTF-8 text (invalid bytes replaced).
+        public var bodyText: String { String(decoding: body, as: UTF8.self) }
+
+        /// A one-line summary, `GET /path?query`.
+        public var description: String { "\(method) \(target)" }
+
+        /// Decodes `application/x-www-form-urlencoded` text into pairs.
+        /// - Parameter text: The encoded text.
+        /// - Returns: The decoded pairs, in order.
+        public static func decodeForm(_ text: String) -> [(name: String, value: String)] {
+            text.split(separator: "&").map { pair in
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                func decode(_ part: Substring) -> String {
+                    let plus = part.replacingOccurrences(of: "+", with: " ")
+                    return plus.removingPercentEncoding ?? plus
+                }
+                return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
+            }
+        }
+    }
+
+    /// What a route answers.
+    public struct Response: Sendable {
+        /// The status code.
+        public var status: Int
+        /// Header fields; `Content-Length` is added for `.data` bodies when missing.
+        public var headers: HTTPHeaders
+        /// The body, or a fault to inject instead of a normal answer.
+        public var body: Body
+
+        /// How the body is produced.
+        public enum Body: Sendable {
+            /// Bytes sent with a `Content-Length`.
+            case data(Data)
+            /// Bytes written by a closure as they are produced; chunked when `chunked` is true,
+            /// else the closure must honour the `Content-Length` it set (or close to end it).
+            case stream(chunked: Bool, @Sendable (ResponseWriter) throws -> Void)
+            /// Misbehave instead of answering.
+            case fault(Fault)
+        }
+
+        /// Creates a response.
+        /// - Parameters:
+        ///   - status: The status code; default 200.
+        ///   - headers: The header fields; default none.
+        ///   - body: The body; default empty.
+        public init(status: Int = 200, headers: HTTPHeaders = [:], body: Body = .data(Data())) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
+
+        /// A response with a text body.
+        /// - Parameters:
+        ///   - text: The body, UTF-8 encoded.
+        ///   - status: The status code; default 200.
+        ///   - contentType: The `Content-Type`; default `text/plain; charset=utf-8`.
+        /// - Returns: The response.
+        public static func text(_ text: String, status: Int = 200, contentType: String = "text/plain; charset=utf-8") -> Response {
+            Response(status: status, headers: ["Content-Type": contentType], body: .data(Data(text.utf8)))
+        }
+
+        /// A response with a JSON body made by `JSONSerialization` (keys sorted).
+        /// - Parameters:
+        ///   - object: A JSON-compatible value.
+        ///   - status: The status code; default 200.
+        /// - Returns: The response.
+        public static func json(_ object: Any, status: Int = 200) -> Response {
+            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])) ?? Data("null".utf8)
+            return Response(status: status, headers: ["Content-Type": "application/json"], body: .data(data + Data("\n".utf8)))
+        }
+    }
+
+    /// Ways the server can misbehave, for tests of error paths.
+    public enum Fault: String, Sendable, CaseIterable {
+        /// Sends the head and half of a 1 kB body, then closes.
+        case closeMidBody = "close-mid-body"
+        /// Sends the head of a 1 kB body, then sends nothing until the client gives up.
+        case stallAfterHeaders = "stall-after-headers"
+        /// Resets the connection (TCP RST) without answering.
+        case reset
+        /// Answers with a status line that is not HTTP.
+        case malformedStatusLine = "malformed-status-line"
+        /// Announces 1000 bytes, sends 10, then closes.
+        case lyingContentLength = "lying-content-length"
+        /// Closes the connection without answering.
+        case closeBeforeHeaders = "close-before-headers"
+    }
+
+    /// Writes a streamed response body.
+    public final class ResponseWriter: Sendable {
+        let connection: ServerConnection
+        let chunked: Bool
+        let server: LocalHTTPServer
+
+        init(connection: ServerConnection, chunked: Bool, server: LocalHTTPServer) {
+            self.connection = connection
+            self.chunked = chunked
+            self.server = server
+        }
+
+        /// Sends bytes now (as one chunk when chunked).
+        /// - Parameter data: The bytes; empty is ignored.
+        /// - Throws: When the client has gone.
+        public func write(_ data: Data) throws {
+            guard !data.isEmpty else { return }
+            if chunked {
+                try connection.send(Data(String(data.count, radix: 16).utf8) + Data("\r\n".utf8) + data + Data("\r\n".utf8))
+            } else {
+                try connection.send(data)
+            }
+        }
+
+        /// Waits up to `seconds`, returning early (with false) when the server stops.
+        /// - Parameter seconds: How long to wait.
+        /// - Returns: Whether the server is still running.
+        @discardableResult
+        public func pause(_ seconds: Double) -> Bool { server.wait(seconds) }
+    }
+}

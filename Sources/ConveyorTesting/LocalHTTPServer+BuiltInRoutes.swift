@@ -1,0 +1,150 @@
+import Conveyor
+import Foundation
+
+extension LocalHTTPServer {
+    /// The httpbin-like routes every server has:
+    ///
+    /// | route | answer |
+    /// |---|---|
+    /// | `/get`, `/post`, `/put`, `/patch`, `/delete`, `/anything/…` | JSON echo: `method`, `args`, `headers`, `data`, `form`, `json`, `url` |
+    /// | `/headers` | `{"headers": …}` |
+    /// | `/status/{n}` | status n, empty body (3xx: `Location: /get`) |
+    /// | `/delay/{s}` | the echo after s seconds (at most 30) |
+    /// | `/bytes/{n}` | n pseudo-random bytes (`?seed=` for others) |
+    /// | `/redirect/{n}` | 302 chain of n hops ending at `/get` |
+    /// | `/redirect-to?url=&status_code=` | a redirect to `url` |
+    /// | `/basic-auth/{user}/{password}` | 200 with the right Basic credentials, else 401 + `WWW-Authenticate` |
+    /// | `/hidden-basic-auth/{user}/{password}` | as above, but 404 instead of 401 |
+    /// | `/bearer` | 200 with any `Bearer` token, else 401 |
+    /// | `/response-headers?Name=value` | those headers, and a JSON echo of them |
+    /// | `/json`, `/html`, `/xml`, `/text` | fixed documents |
+    /// | `/drip?numbytes=&duration=` | bytes spread over `duration` seconds |
+    /// | `/fault/{name}` | the ``Fault`` of that name |
+    func builtInResponse(to request: Request) -> Response {
+        let components = request.path.split(separator: "/").map(String.init)
+        guard let first = components.first else { return .text("ConveyorTesting LocalHTTPServer\n") }
+        let argument = components.count > 1 ? components[1] : nil
+        switch first {
+        case "get", "post", "put", "patch", "delete", "anything":
+            if first != "anything", request.method.lowercased() != first {
+                return Response(status: 405, headers: ["Allow": first.uppercased()])
+            }
+            return .json(Self.echo(request))
+        case "headers":
+            return .json(["headers": Self.headerObject(request.headers)])
+        case "status":
+            guard let code = argument.flatMap(Int.init), (100..<600).contains(code) else { return .text("bad status\n", status: 400) }
+            var response = Response(status: code)
+            if (300..<400).contains(code), code != 304 { response.headers["Location"] = "/get" }
+            if code == 401 { response.headers["WWW-Authenticate"] = "Basic realm=\"Fake Realm\"" }
+            return response
+        case "delay":
+            let seconds = min(argument.flatMap(Double.init) ?? 1, 30)
+            guard wait(seconds) else { return Response(status: 503) }
+            return .json(Self.echo(request))
+        case "bytes":
+            let count = min(argument.flatMap(Int.init) ?? 0, 100 << 20)
+            var generator = SeededGenerator(seed: request.queryValue("seed").flatMap(UInt64.init) ?? 42)
+            let bytes = (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+            return Response(headers: ["Content-Type": "application/octet-stream"], body: .data(Data(bytes)))
+        case "redirect":
+            let hops = argument.flatMap(Int.init) ?? 1
+            return Response(status: 302, headers: ["Location": hops <= 1 ? "/get" : "/redirect/\(hops - 1)"])
+        case "redirect-to":
+            let status = request.queryValue("status_code").flatMap(Int.init) ?? 302
+            return Response(status: status, headers: ["Location": request.queryValue("url") ?? "/get"])
+        case "basic-auth", "hidden-basic-auth":
+            guard components.count == 3 else { return .text("usage: /basic-auth/{user}/{password}\n", status: 400) }
+            let expected = "Basic " + Data("\(components[1]):\(components[2])".utf8).base64EncodedString()
+            if request.headers["Authorization"] == expected {
+                return .json(["authenticated": true, "user": components[1]])
+            }
+            if first == "hidden-basic-auth" { return Response(status: 404) }
+            return Response(status: 401, headers: ["WWW-Authenticate": "Basic realm=\"Fake Realm\""])
+        case "bearer":
+            guard let value = request.headers["Authorization"], value.hasPrefix("Bearer ") else {
+                return Response(status: 401, headers: ["WWW-Authenticate": "Bearer"])
+            }
+            return .json(["authenticated": true, "token": String(value.dropFirst(7))])
+        case "response-headers":
+            var response = Response.json(Dictionary(request.queryItems.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 }))
+            for (name, value) in request.queryItems { response.headers[name] = value }
+            return response
+        case "json":
+            return .json(["slideshow": ["author": "Conveyor", "title": "Sample", "slides": [["title": "One"], ["title": "Two"]]]])
+        case "html":
+            return .text("<!DOCTYPE html>\n<html><body><h1>Conveyor</h1></body></html>\n", contentType: "text/html; charset=utf-8")
+        case "xml":
+            return .text("<?xml version=\"1.0\"?>\n<slideshow title=\"Sample\"><slide>One</slide></slideshow>\n", contentType: "application/xml")
+        case "text":
+            return .text("Hello from LocalHTTPServer\n")
+        case "drip":
+            let count = request.queryValue("numbytes").flatMap(Int.init) ?? 10
+            let duration = request.queryValue("duration").flatMap(Double.init) ?? 1
+            return Response(headers: ["Content-Type": "application/octet-stream", "Content-Length": String(count)], body: .stream(chunked: false) { writer in
+                for _ in 0..<count {
+                    guard writer.pause(duration / Double(max(count, 1))) else { return }
+                    try writer.write(Data("*".utf8))
+                }
+            })
+        case "fault":
+            guard let fault = argument.flatMap(Fault.init(rawValue:)) else {
+                return .text("faults: \(Fault.allCases.map(\.rawValue).joined(separator: ", "))\n", status: 404)
+            }
+            return Response(body: .fault(fault))
+        default:
+            return .text("Not Found\n", status: 404)
+        }
+    }
+
+    static func echo(_ request: Request) -> [String: Any] {
+        var args: [String: Any] = [:]
+        for (name, value) in request.queryItems { args[name] = merge(args[name], value) }
+        var form: [String: Any] = [:]
+        let contentType = request.headers["Content-Type"]?.lowercased() ?? ""
+        if contentType.hasPrefix("application/x-www-form-urlencoded") {
+            for (name, value) in Request.decodeForm(request.bodyText) { form[name] = merge(form[name], value) }
+        }
+        let json = contentType.contains("json") ? (try? JSONSerialization.jsonObject(with: request.body, options: [.fragmentsAllowed])) : nil
+        return [
+            "method": request.method,
+            "args": args,
+            "form": form,
+            "data": form.isEmpty ? request.bodyText : "",
+            "json": json ?? NSNull(),
+            "headers": headerObject(request.headers),
+            "origin": "127.0.0.1",
+            "url": "http://\(request.headers["Host"] ?? "127.0.0.1")\(request.target)",
+        ]
+    }
+
+    /// httpbin's convention: a repeated field becomes an array.
+    private static func merge(_ existing: Any?, _ value: String) -> Any {
+        switch existing {
+        case nil: return value
+        case let array as [String]: return array + [value]
+        case let single as String: return [single, value]
+        default: return value
+        }
+    }
+
+    private static func headerObject(_ headers: HTTPHeaders) -> [String: String] {
+        // Title-case names, as httpbin shows them.
+        Dictionary(headers.map { field in
+            (field.name.split(separator: "-").map { $0.prefix(1).uppercased() + $0.dropFirst().lowercased() }.joined(separator: "-"), field.value)
+        }, uniquingKeysWith: { first, second in "\(first), \(second)" })
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so `/bytes/{n}` answers the same bytes each time.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,288 @@
+import Conveyor
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An in-process HTTP/1.1 server on a random loopback port, for tests and the demo.
+///
+/// It serves httpbin-like built-in routes (see ``LocalHTTPServer`` `+BuiltInRoutes`), routes you
+/// add with ``route(_:method:handler:)``, and faults on demand (`/fault/{name}`, see ``Fault``).
+/// It records every request it received. Each connection gets its own thread; connections
+/// are kept alive until the client closes them or the server stops.
+///
+/// ```swift
+/// let server = try LocalHTTPServer.started()
+/// defer { server.stop() }
+/// server.route("/hello") { _ in .text("hi") }
+/// let client = HTTPClient(baseURL: server.baseURL)
+/// ```
+public final class LocalHTTPServer: @unchecked Sendable {
+    // @unchecked Sendable: all mutable state is in `state`, behind one Mutex; `stopSignal` is a
+    // condition variable used only to wake sleepers when the server stops.
+
+    /// A route's handler: returns the response for a request.
+    public typealias Handler = @Sendable (Request) -> Response
+
+    private struct State {
+        var listenFD: Int32 = -1
+        var port = 0
+        var running = false
+        var routes: [String: Handler] = [:]
+        var connections: [Int32: ServerConnection] = [:]
+        var received: [Request] = []
+        var acceptThreadDone: DispatchSemaphore?
+    }
+    private let state = Mutex(State())
+    private let stopSignal = NSCondition()
+
+    /// Creates a stopped server; call ``start()``.
+    public init() {}
+
+    /// Creates and starts a server.
+    /// - Returns: The running server.
+    /// - Throws: ``ServerError`` when no loopback port can be bound.
+    public static func started() throws -> LocalHTTPServer {
+        let server = LocalHTTPServer()
+        try server.start()
+        return server
+    }
+
+    deinit { stop() }
+
+    /// Why the server could not start.
+    public struct ServerError: Error, CustomStringConvertible {
+        /// What failed, with `errno`'s text.
+        public let description: String
+    }
+
+    /// The port the server listens on (0 before ``start()``).
+    public var port: Int { state.withLock { $0.port } }
+
+    /// `http://127.0.0.1:<port>/`.
+    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/")! }
+
+    /// Binds 127.0.0.1 on a port the kernel chooses and starts accepting connections.
+    /// - Throws: ``ServerError``.
+    public func start() throws {
+        signal(SIGPIPE, SIG_IGN)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ServerError(description: "socket: \(String(cString: strerror(errno)))") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 1024) == 0 else {
+            let message = String(cString: strerror(errno))
+            _ = close(fd)
+            throw ServerError(description: "bind/listen on 127.0.0.1: \(message)")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        let done = DispatchSemaphore(value: 0)
+        state.withLock {
+            $0.listenFD = fd
+            $0.port = Int(UInt16(bigEndian: address.sin_port))
+            $0.running = true
+            $0.acceptThreadDone = done
+        }
+        let thread = Thread { [self] in
+            acceptLoop(fd)
+            done.signal()
+        }
+        thread.name = "LocalHTTPServer.accept"
+        thread.start()
+    }
+
+    /// Stops accepting, closes every connection and wakes stalled handlers. Idempotent.
+    public func stop() {
+        let (fd, connections, done) = state.withLock { state -> (Int32, [ServerConnection], DispatchSemaphore?) in
+            guard state.running else { return (-1, [], nil) }
+            state.running = false
+            defer { state.connections = [:] }
+            return (state.listenFD, Array(state.connections.values), state.acceptThreadDone)
+        }
+        guard fd >= 0 else { return }
+        stopSignal.lock()
+        stopSignal.broadcast()
+        stopSignal.unlock()
+        _ = shutdown(fd, Int32(SHUT_RDWR))
+        _ = close(fd)
+        connections.forEach { $0.shutdownBoth() }
+        done?.wait()
+    }
+
+    /// Whether the server is accepting connections.
+    public var isRunning: Bool { state.withLock { $0.running } }
+
+    /// Adds or replaces a route. Routes added here take precedence over the built-ins.
+    /// - Parameters:
+    ///   - path: The exact path to match (query ignored), for example `"/users/1"`.
+    ///   - method: The method to match; nil matches any.
+    ///   - handler: Produces the response.
+    public func route(_ path: String, method: String? = nil, handler: @escaping Handler) {
+        state.withLock { $0.routes[Self.routeKey(method, path)] = handler }
+    }
+
+    private static func routeKey(_ method: String?, _ path: String) -> String { "\(method?.uppercased() ?? "*") \(path)" }
+
+    /// Every request received so far, in arrival order.
+    public var receivedRequests: [Request] { state.withLock { $0.received } }
+
+    /// How many requests arrived for `path` (query ignored).
+    /// - Parameter path: The path.
+    /// - Returns: The count.
+    public func requestCount(path: String) -> Int { state.withLock { $0.received.filter { $0.path == path }.count } }
+
+    /// Forgets the recorded requests.
+    public func clearReceivedRequests() { state.withLock { $0.received.removeAll() } }
+
+    /// Sleeps up to `seconds`, waking early when the server stops. Returns whether it still runs.
+    func wait(_ seconds: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        stopSignal.lock()
+        defer { stopSignal.unlock() }
+        while isRunning, Date() < deadline {
+            _ = stopSignal.wait(until: deadline)
+        }
+        return isRunning
+    }
+
+    // MARK: - Serving
+
+    private func acceptLoop(_ listenFD: Int32) {
+        while true {
+            let fd = accept(listenFD, nil, nil)
+            if fd < 0 {
+                if errno == EINTR { continue }
+                return  // the listening socket was closed by stop()
+            }
+            var yes: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+            let connection = ServerConnection(fd: fd)
+            let accepted = state.withLock { state -> Bool in
+                guard state.running else { return false }
+                state.connections[fd] = connection
+                return true
+            }
+            guard accepted else {
+                connection.close()
+                return
+            }
+            let thread = Thread { [self] in
+                serve(connection)
+                state.withLock { _ = $0.connections.removeValue(forKey: fd) }
+                connection.close()
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+    }
+
+    private func serve(_ connection: ServerConnection) {
+        while isRunning {
+            let request: Request
+            do {
+                request = try connection.readRequest {
+                    try connection.send(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+                }
+            } catch ServerConnection.ReadError.closed {
+                return
+            } catch {
+                try? connection.send(Data("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
+                return
+            }
+            state.withLock { $0.received.append(request) }
+            let response = respond(to: request)
+            let closeAfter = request.headers["Connection"]?.lowercased() == "close"
+            do {
+                guard try write(response, for: request, on: connection, closing: closeAfter) else { return }
+            } catch {
+                return
+            }
+            if closeAfter { return }
+        }
+    }
+
+    private func respond(to request: Request) -> Response {
+        let handler = state.withLock { $0.routes[Self.routeKey(request.method, request.path)] ?? $0.routes[Self.routeKey(nil, request.path)] }
+        return handler?(request) ?? builtInResponse(to: request)
+    }
+
+    /// Writes a response; returns false when the connection must not be reused.
+    private func write(_ response: Response, for request: Request, on connection: ServerConnection, closing: Bool) throws -> Bool {
+        var headers = response.headers
+        headers["Date"] = headers["Date"] ?? Self.httpDate(Date())
+        headers["Server"] = headers["Server"] ?? "ConveyorTesting/LocalHTTPServer"
+        if closing { headers["Connection"] = "close" }
+        func head() -> Data {
+            var text = "HTTP/1.1 \(response.status) \(HTTPURLResponse.localizedString(forStatusCode: response.status).capitalized)\r\n"
+            for (name, value) in headers { text += "\(name): \(value)\r\n" }
+            return Data((text + "\r\n").utf8)
+        }
+        switch response.body {
+        case let .data(body):
+            let sendsBody = request.method != "HEAD" && response.status != 204 && response.status != 304
+            if headers["Content-Length"] == nil, response.status != 204, response.status != 304 {
+                headers["Content-Length"] = String(body.count)
+            }
+            try connection.send(head() + (sendsBody ? body : Data()))
+            return true
+        case let .stream(chunked, produce):
+            if chunked { headers["Transfer-Encoding"] = "chunked" }
+            let delimited = chunked || headers["Content-Length"] != nil
+            if !delimited { headers["Connection"] = "close" }
+            try connection.send(head())
+            try produce(ResponseWriter(connection: connection, chunked: chunked, server: self))
+            if chunked { try connection.send(Data("0\r\n\r\n".utf8)) }
+            return delimited
+        case let .fault(fault):
+            try inject(fault, headers: headers, on: connection)
+            return false
+        }
+    }
+
+    private func inject(_ fault: Fault, headers: HTTPHeaders, on connection: ServerConnection) throws {
+        let body = Data(repeating: UInt8(ascii: "x"), count: 1000)
+        func head(length: Int) -> Data {
+            Data("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(length)\r\n\r\n".utf8)
+        }
+        switch fault {
+        case .closeMidBody:
+            try connection.send(head(length: body.count) + body.prefix(500))
+            connection.shutdownBoth()
+        case .stallAfterHeaders:
+            try connection.send(head(length: body.count))
+            // Hold the connection open, silent, until the client gives up or the server stops.
+            while isRunning, !connection.peerClosed() { _ = wait(0.02) }
+        case .reset:
+            connection.reset()
+        case .malformedStatusLine:
+            try connection.send(Data("HTPT/1.1 two hundred\r\nContent-Length: 0\r\n\r\n".utf8))
+            connection.shutdownBoth()
+        case .lyingContentLength:
+            try connection.send(head(length: 1000) + body.prefix(10))
+            connection.shutdownBoth()
+        case .closeBeforeHeaders:
+            connection.shutdownBoth()
+        }
+    }
+
+    static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+}
