@@ -26,7 +26,8 @@ extension LocalHTTPServer {
         let argument = components.count > 1 ? components[1] : nil
         switch first {
         case "get", "post", "put", "patch", "delete", "anything":
-            if first != "anything", request.method.lowercased() != first {
+            let method = request.method == "HEAD" ? "get" : request.method.lowercased()
+            if first != "anything", method != first {
                 return Response(status: 405, headers: ["Allow": first.uppercased()])
             }
             return .json(Self.echo(request))

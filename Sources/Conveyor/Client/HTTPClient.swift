@@ -108,7 +108,8 @@ open class HTTPClient: @unchecked Sendable {
     /// - Throws: ``ConveyorError/invalidURL(path:baseURL:)`` when the result is not an http(s) URL.
     open func url(for path: String) throws -> URL {
         guard let url = URL(string: path, relativeTo: baseURL)?.absoluteURL,
-              let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil else {
+              let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = url.host, !host.isEmpty else {
             throw ConveyorError.invalidURL(path: path, baseURL: baseURL)
         }
         return url

@@ -5,7 +5,11 @@ import FoundationNetworking
 
 /// Request parameters: string keys with nested values (strings, numbers, booleans, `nil` or
 /// `NSNull`, arrays, sets and dictionaries of the same).
-public typealias Parameters = [String: any Sendable]
+///
+/// `Any` rather than `any Sendable` on purpose: a mixed literal such as `["ids": [1, "two"]]`
+/// infers `[Any]`, which is not `Sendable`, and would not compile. Parameters are encoded into
+/// the request synchronously, before any hop between threads, so nothing shared escapes.
+public typealias Parameters = [String: Any]
 
 /// Encodes parameters into a request: into its URL's query, or into its body with a matching
 /// `Content-Type`.

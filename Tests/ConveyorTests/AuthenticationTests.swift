@@ -1,0 +1,75 @@
+import Conveyor
+import ConveyorTesting
+import Foundation
+import Testing
+
+@Suite("Authentication never hangs")
+struct AuthenticationTests {
+    @Test("Right Basic credentials in the default header succeed")
+    func headerRight() async throws {
+        try await withServer { _, client in
+            client.setAuthorizationHeader(username: "user", password: "passwd")
+            let body = try await client.get("basic-auth/user/passwd").jsonObject
+            #expect(body["authenticated"] as? Bool == true)
+        }
+    }
+
+    @Test("A 401 challenge with no, or wrong, credentials fails with authenticationFailed in under 5 s",
+          arguments: [nil, "wrong"] as [String?])
+    func challengeFails(password: String?) async throws {
+        try await withServer { _, client in
+            if let password { client.defaultCredential = URLCredential(user: "user", password: password, persistence: .none) }
+            let elapsed = await ContinuousClock().measure {
+                await #expect {
+                    try await client.get("basic-auth/user/passwd")
+                } throws: { error in
+                    guard case let .authenticationFailed(response, _) = error as? ConveyorError else { return false }
+                    return response?.statusCode == 401
+                }
+            }
+            #expect(elapsed < .seconds(5))
+        }
+    }
+
+    @Test("A wrong Authorization header gets the 401 as authenticationFailed")
+    func headerWrong() async throws {
+        try await withServer { _, client in
+            client.setAuthorizationHeader(username: "user", password: "nope")
+            await #expect {
+                try await client.get("basic-auth/user/passwd")
+            } throws: { error in
+                (error as? ConveyorError)?.statusCode == 401
+            }
+        }
+    }
+
+    @Test("The default credential answers the challenge; an operation's own credential overrides it")
+    func credentialAnswersChallenge() async throws {
+        try await withServer { server, client in
+            client.defaultCredential = URLCredential(user: "user", password: "passwd", persistence: .none)
+            let body = try await client.get("basic-auth/user/passwd").jsonObject
+            #expect(body["user"] as? String == "user")
+            #expect(server.requestCount(path: "/basic-auth/user/passwd") == 2)
+
+            let probe = CompletionProbe()
+            let operation = client.operation(with: try client.request(method: .get, path: "basic-auth/other/secret"), success: nil, failure: nil)
+            operation.credential = URLCredential(user: "other", password: "secret", persistence: .none)
+            probe.attach(to: operation)
+            client.enqueue(operation)
+            #expect(await probe.outcome().data?.jsonObject["user"] as? String == "other")
+        }
+    }
+
+    @Test("A 401 without a challenge header is an ordinary status failure")
+    func plain401() async throws {
+        try await withServer { server, client in
+            server.route("/no-challenge") { _ in .text("who are you?", status: 401) }
+            await #expect {
+                try await client.get("no-challenge")
+            } throws: { error in
+                let error = error as? ConveyorError
+                return error?.statusCode == 401 && error?.responseData == Data("who are you?".utf8)
+            }
+        }
+    }
+}

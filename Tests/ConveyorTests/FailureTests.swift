@@ -1,0 +1,59 @@
+import Conveyor
+import ConveyorTesting
+import Foundation
+import Testing
+
+@Suite("Network failures and timeouts become typed errors, once")
+struct FailureTests {
+    @Test("Server faults fail with a network error and run the completion once",
+          arguments: [LocalHTTPServer.Fault.reset, .closeMidBody, .malformedStatusLine, .lyingContentLength, .closeBeforeHeaders])
+    func faults(fault: LocalHTTPServer.Fault) async throws {
+        try await withServer { _, client in
+            let probe = CompletionProbe()
+            client.get("fault/\(fault.rawValue)", success: probe.success, failure: probe.failure)
+            let error = try #require(await probe.outcome().error)
+            guard case .network = error else {
+                Issue.record("\(fault): expected a network error, got \(error)")
+                return
+            }
+            #expect(probe.callCount == 1)
+        }
+    }
+
+    @Test("Connection refused is a network error")
+    func refused() async throws {
+        let server = try LocalHTTPServer.started()
+        let url = server.baseURL
+        server.stop()
+        let client = HTTPClient(baseURL: url)
+        await #expect {
+            try await client.get("get")
+        } throws: { error in
+            guard case let .network(urlError) = error as? ConveyorError else { return false }
+            return urlError.code == .cannotConnectToHost
+        }
+    }
+
+    @Test("A stall after the headers hits a fractional idle timeout on time (0.5 s)")
+    func idleTimeout() async throws {
+        try await withServer(configuration: .timeout(0.5)) { _, client in
+            let elapsed = await ContinuousClock().measure {
+                await #expect {
+                    try await client.get("fault/stall-after-headers")
+                } throws: { error in
+                    guard case let .timedOut(kind, after) = error as? ConveyorError else { return false }
+                    return kind == .idle && after == 0.5
+                }
+            }
+            #expect(elapsed >= .milliseconds(450) && elapsed < .milliseconds(1500))
+        }
+    }
+
+    @Test("A slow drip that keeps bytes moving does not hit the idle timeout")
+    func dripWithinIdle() async throws {
+        try await withServer(configuration: .timeout(0.6)) { _, client in
+            let data = try await client.get("drip", parameters: ["numbytes": 5, "duration": 1.0])
+            #expect(data == Data("*****".utf8))
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Conveyor
+import ConveyorTesting
+import Foundation
+import Testing
+
+@Suite("HTTPClient builds requests")
+struct HTTPClientRequestTests {
+    @Test("A base URL with a path gets a trailing slash, so relative paths append to it")
+    func baseURLNormalisation() throws {
+        let client = HTTPClient(baseURL: URL(string: "http://example.com/api/v1")!)
+        #expect(client.baseURL.absoluteString == "http://example.com/api/v1/")
+        #expect(try client.url(for: "users").absoluteString == "http://example.com/api/v1/users")
+        #expect(try client.url(for: "/root").absoluteString == "http://example.com/root")
+        #expect(try client.url(for: "users?page=2").absoluteString == "http://example.com/api/v1/users?page=2")
+        #expect(try client.url(for: "https://other.example/x").absoluteString == "https://other.example/x")
+        #expect(HTTPClient(baseURL: URL(string: "http://example.com")!).baseURL.absoluteString == "http://example.com")
+    }
+
+    @Test("An unresolvable path is a ConveyorError.invalidURL, not a crash", arguments: ["mailto:someone@example.com", "http://", "file:///etc/passwd"])
+    func invalidPath(path: String) {
+        let client = HTTPClient(baseURL: URL(string: "http://example.com/")!)
+        #expect {
+            try client.request(method: .get, path: path)
+        } throws: { error in
+            guard case let .invalidURL(badPath, _) = error as? ConveyorError else { return false }
+            return badPath == path
+        }
+    }
+
+    @Test("GET parameters go into the query string, POST parameters into a form body")
+    func parameterPlacement() throws {
+        let client = HTTPClient(baseURL: URL(string: "http://example.com/")!)
+        let get = try client.request(method: .get, path: "search?x=1", parameters: ["q": "a b", "page": 2])
+        #expect(get.url?.absoluteString == "http://example.com/search?x=1&page=2&q=a%20b")
+        #expect(get.httpBody == nil)
+        let post = try client.request(method: .post, path: "form", parameters: ["name": "Zoë", "ok": true])
+        #expect(post.url?.query == nil)
+        #expect(post.value(forHTTPHeaderField: "Content-Type") == "application/x-www-form-urlencoded; charset=utf-8")
+        #expect(post.httpBody.map { String(decoding: $0, as: UTF8.self) } == "name=Zo%C3%AB&ok=1")
+    }
+
+    @Test("Default headers: User-Agent names Conveyor, Accept-Language is set, nil removes a header")
+    func defaultHeaders() throws {
+        let client = HTTPClient(baseURL: URL(string: "http://example.com/")!)
+        #expect(client.defaultValue(forHeader: "user-agent")?.contains("Conveyor/\(ConveyorLibrary.version)") == true)
+        #expect(client.defaultValue(forHeader: "Accept-Language")?.isEmpty == false)
+        client.setDefaultHeader("X-Token", value: "abc")
+        #expect(try client.request(method: .get, path: "x").value(forHTTPHeaderField: "X-Token") == "abc")
+        client.setDefaultHeader("x-token", value: nil)
+        #expect(try client.request(method: .get, path: "x").value(forHTTPHeaderField: "X-Token") == nil)
+        #expect(client.defaultHeaders["X-Token"] == nil)
+    }
+
+    @Test("Authorization helpers set Basic and Bearer headers and clear them")
+    func authorizationHeaders() {
+        let client = HTTPClient(baseURL: URL(string: "http://example.com/")!)
+        client.setAuthorizationHeader(username: "user", password: "passwd")
+        #expect(client.defaultValue(forHeader: "Authorization") == "Basic dXNlcjpwYXNzd2Q=")
+        client.setAuthorizationHeader(token: "t0k3n")
+        #expect(client.defaultValue(forHeader: "Authorization") == "Bearer t0k3n")
+        client.clearAuthorizationHeader()
+        #expect(client.defaultValue(forHeader: "Authorization") == nil)
+    }
+
+    @Test("The configured timeout becomes the request's timeout")
+    func timeoutOnRequest() throws {
+        let client = HTTPClient(baseURL: URL(string: "http://example.com/")!, configuration: .timeout(2.5))
+        #expect(try client.request(method: .get, path: "x").timeoutInterval == 2.5)
+    }
+}

@@ -1,0 +1,80 @@
+import Conveyor
+import Foundation
+import Synchronization
+
+/// What an operation's completion reported.
+enum Outcome: Sendable {
+    case success(Data?)
+    case failure(ConveyorError)
+
+    var error: ConveyorError? { if case let .failure(error) = self { error } else { nil } }
+    var data: Data? { if case let .success(data) = self { data } else { nil } }
+}
+
+/// Records every call of an operation's success and failure blocks, on its own serial queue,
+/// and lets a test await the first one.
+final class CompletionProbe: Sendable {
+    let queue = DispatchQueue(label: "test.completion-probe")
+    private struct State {
+        var outcomes: [Outcome] = []
+        var waiters: [CheckedContinuation<Outcome, Never>] = []
+        var onQueue: [Bool] = []
+    }
+    private let state = Mutex(State())
+    private let key = DispatchSpecificKey<Bool>()
+
+    init() { queue.setSpecific(key: key, value: true) }
+
+    var success: HTTPRequestOperation.Success {
+        { [self] operation, _ in record(.success(operation.responseData)) }
+    }
+
+    var failure: HTTPRequestOperation.Failure {
+        { [self] _, error in record(.failure(error)) }
+    }
+
+    /// Sets the blocks and the callback queue on `operation`.
+    func attach(to operation: HTTPRequestOperation) {
+        operation.callbackQueue = queue
+        operation.setCompletionBlock(success: success, failure: failure)
+    }
+
+    private func record(_ outcome: Outcome) {
+        let onQueue = DispatchQueue.getSpecific(key: key) == true
+        let waiters = state.withLock { state in
+            state.outcomes.append(outcome)
+            state.onQueue.append(onQueue)
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        waiters.forEach { $0.resume(returning: outcome) }
+    }
+
+    /// The first outcome, awaited.
+    func outcome() async -> Outcome {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Outcome? in
+                if let first = state.outcomes.first { return first }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    /// How many times a completion block ran, after every block already scheduled has run.
+    var callCount: Int {
+        queue.sync {}
+        return state.withLock { $0.outcomes.count }
+    }
+
+    /// Whether every block ran on `queue`.
+    var allOnQueue: Bool { state.withLock { $0.onQueue.allSatisfy { $0 } } }
+}
+
+/// Counts concurrently.
+final class Counter: Sendable {
+    private let value = Mutex(0)
+    func increment() { value.withLock { $0 += 1 } }
+    var count: Int { value.withLock { $0 } }
+}
