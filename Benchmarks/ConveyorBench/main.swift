@@ -1,1 +1,116 @@
-print("x")
+// conveyor-bench: Conveyor against raw URLSession, measured in one process, interleaved rep by
+// rep, against the in-process LocalHTTPServer. Prints medians and the Conveyor / raw ratio.
+//
+//   swift run -c release conveyor-bench [--requests N] [--reps N] [--json] [--smoke]
+import Conveyor
+import ConveyorTesting
+import Foundation
+
+let arguments = CommandLine.arguments
+func option(_ name: String) -> Int? {
+    arguments.firstIndex(of: name).flatMap { Int(arguments[min($0 + 1, arguments.count - 1)]) }
+}
+let smoke = arguments.contains("--smoke")
+let requestCount = option("--requests") ?? (smoke ? 20 : 2000)
+let reps = option("--reps") ?? (smoke ? 1 : 5)
+
+let server = try LocalHTTPServer.started()
+server.route("/small") { _ in .json(["id": 1, "name": "conveyor", "tags": ["a", "b", "c"], "ok": true]) }
+let url = server.baseURL.appendingPathComponent("small")
+let request = URLRequest(url: url)
+
+/// A raw session with a delegate collecting bodies, as a framework would use one.
+final class RawDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // @unchecked: `pending` is only touched on the session's serial delegate queue.
+    var pending: [Int: (Data, CheckedContinuation<Data, Never>)] = [:]
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        pending[dataTask.taskIdentifier]?.0.append(data)
+    }
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        if let (data, continuation) = pending.removeValue(forKey: task.taskIdentifier) { continuation.resume(returning: data) }
+    }
+}
+let rawDelegate = RawDelegate()
+let delegateQueue = OperationQueue()
+delegateQueue.maxConcurrentOperationCount = 1
+let delegateSession = URLSession(configuration: .default, delegate: rawDelegate, delegateQueue: delegateQueue)
+let plainSession = URLSession(configuration: .default)
+var configuration = HTTPClient.Configuration.default
+configuration.maximumConcurrentOperations = 16
+let client = HTTPClient(baseURL: server.baseURL, configuration: configuration)
+
+typealias Fetch = @Sendable () async throws -> Void
+let clients: [(name: String, isConveyor: Bool, fetch: Fetch)] = [
+    ("raw data(for:)", false, { _ = try await plainSession.data(for: request) }),
+    ("raw completion handler", false, {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            plainSession.dataTask(with: request) { _, _, error in
+                if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+            }.resume()
+        }
+    }),
+    ("raw delegate session", false, {
+        _ = await withCheckedContinuation { (continuation: CheckedContinuation<Data, Never>) in
+            let task = delegateSession.dataTask(with: request)
+            delegateQueue.addOperation { rawDelegate.pending[task.taskIdentifier] = (Data(), continuation) }
+            delegateQueue.addBarrierBlock { task.resume() }
+        }
+    }),
+    ("Conveyor callback", true, {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            client.get("small", success: { _, _ in continuation.resume() }, failure: { _, error in continuation.resume(throwing: error) })
+        }
+    }),
+    ("Conveyor async", true, { _ = try await client.get("small") }),
+]
+
+func measure(_ fetch: @escaping Fetch, inFlight: Int) async throws -> Double {
+    let start = ContinuousClock.now
+    if inFlight == 1 {
+        for _ in 0..<requestCount { try await fetch() }
+    } else {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var started = 0
+            while started < min(inFlight, requestCount) { group.addTask { try await fetch() }; started += 1 }
+            while try await group.next() != nil, started < requestCount { group.addTask { try await fetch() }; started += 1 }
+            try await group.waitForAll()
+        }
+    }
+    let elapsed = ContinuousClock.now - start
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}
+
+struct Row: Codable { let scenario: String; let client: String; let medianSeconds: Double; let microsecondsPerRequest: Double; let ratioToRawDelegate: Double?; let ratioToRawData: Double? }
+var rows: [Row] = []
+for (scenario, inFlight) in [("\(requestCount) sequential small GETs", 1), ("\(requestCount) small GETs, 16 in flight", 16)] {
+    // Warm up connections once per client, then interleave clients rep by rep.
+    for entry in clients { try await entry.fetch() }
+    var samples = Array(repeating: [Double](), count: clients.count)
+    for _ in 0..<reps {
+        for (index, entry) in clients.enumerated() { samples[index].append(try await measure(entry.fetch, inFlight: inFlight)) }
+    }
+    let medians = samples.map { $0.sorted()[$0.count / 2] }
+    let rawData = medians[0], rawDelegateMedian = medians[2]
+    for (index, entry) in clients.enumerated() {
+        rows.append(Row(scenario: scenario, client: entry.name, medianSeconds: medians[index],
+                        microsecondsPerRequest: medians[index] / Double(requestCount) * 1e6,
+                        ratioToRawDelegate: entry.isConveyor ? medians[index] / rawDelegateMedian : nil,
+                        ratioToRawData: entry.isConveyor ? medians[index] / rawData : nil))
+    }
+}
+server.stop()
+
+if arguments.contains("--json") {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    print(String(decoding: try encoder.encode(rows), as: UTF8.self))
+} else {
+    print("conveyor-bench: \(requestCount) requests, median of \(reps) rep(s)\(smoke ? " (smoke mode: numbers are meaningless)" : "")")
+    var scenario = ""
+    for row in rows {
+        if row.scenario != scenario { scenario = row.scenario; print("\n\(scenario)") }
+        let ratios = row.ratioToRawDelegate.map { String(format: "  %.2fx raw delegate, %.2fx raw data(for:)", $0, row.ratioToRawData!) } ?? ""
+        let name = row.client.padding(toLength: 24, withPad: " ", startingAt: 0)
+        print("  \(name)" + String(format: " %8.3f s  %7.1f µs/request", row.medianSeconds, row.microsecondsPerRequest) + ratios)
+    }
+}

@@ -1,38 +1,66 @@
+// conveyor-demo: walks through what Conveyor does, against an embedded LocalHTTPServer by
+// default or any httpbin-compatible server with --base-url.
 import Conveyor
 import ConveyorTesting
 import Foundation
 
-let server = try LocalHTTPServer.started()
-let client = HTTPClient(baseURL: server.baseURL)
-client.setAuthorizationHeader(username: "user", password: "passwd")
-let done = DispatchSemaphore(value: 0)
-client.get("get", parameters: ["q": "swift", "n": [1, 2]], success: { op, body in
-    print("success", op.response!.statusCode, op.responseString ?? "")
-    done.signal()
-}, failure: { op, error in print("failure", error); done.signal() })
-done.wait()
-for path in ["basic-auth/user/passwd", "basic-auth/user/wrong", "status/404", "redirect/3", "fault/reset", "fault/close-mid-body", "fault/malformed-status-line", "fault/lying-content-length"] {
-    let start = Date()
-    do {
-        let r = try await client.response(method: .get, path: path)
-        print(path, "->", r.statusCode, r.metrics.redirectCount, String(format: "%.3f", Date().timeIntervalSince(start)))
-    } catch {
-        print(path, "-> error", error, String(format: "%.3f", Date().timeIntervalSince(start)))
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+func value(after flag: String) -> String? {
+    arguments.firstIndex(of: flag).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+}
+
+if arguments.contains("--help") || arguments.contains("-h") {
+    print("""
+    USAGE: conveyor-demo [--base-url URL] [--step NAME]
+
+    Runs each step against an embedded local server (or the httpbin-compatible server at URL).
+
+    STEPS:
+    \(DemoSteps.all.map { "  \($0.name.padding(toLength: 12, withPad: " ", startingAt: 0)) \($0.summary)" }.joined(separator: "\n"))
+    """)
+    exit(0)
+}
+
+var steps = DemoSteps.all
+if let name = value(after: "--step") {
+    steps = steps.filter { $0.name == name }
+    guard !steps.isEmpty else {
+        FileHandle.standardError.write(Data("unknown step \"\(name)\"; see --help\n".utf8))
+        exit(2)
     }
 }
-client.clearAuthorizationHeader()
-for cred in [nil, URLCredential(user: "user", password: "passwd", persistence: .none), URLCredential(user: "user", password: "x", persistence: .none)] {
-    client.defaultCredential = cred
-    let start = Date()
-    do { let r = try await client.response(method: .get, path: "basic-auth/user/passwd"); print("cred", r.statusCode) }
-    catch { print("cred error", error, Date().timeIntervalSince(start)) }
+
+var server: LocalHTTPServer?
+let baseURL: URL
+if let text = value(after: "--base-url") {
+    guard let url = URL(string: text) else {
+        FileHandle.standardError.write(Data("not a URL: \(text)\n".utf8))
+        exit(2)
+    }
+    baseURL = url
+} else {
+    let embedded = try LocalHTTPServer.started()
+    server = embedded
+    baseURL = embedded.baseURL
 }
-var config = HTTPClient.Configuration(); config.timeout = 0.5
-let c2 = HTTPClient(baseURL: server.baseURL, configuration: config)
-let s = Date()
-do { _ = try await c2.get("fault/stall-after-headers") } catch { print(error, Date().timeIntervalSince(s)) }
-let t = Task { try await client.get("delay/5") }
-try await Task.sleep(for: .milliseconds(200))
-t.cancel()
-do { _ = try await t.value } catch { print("cancelled:", error) }
-server.stop()
+
+print("Conveyor \(ConveyorLibrary.version) demo against \(baseURL.absoluteString)\n")
+let client = DemoClient(baseURL: baseURL)
+var failed: [String] = []
+for step in steps {
+    print("▸ \(step.name): \(step.summary)")
+    do {
+        print("  ✓ \(try await step.run(client))")
+    } catch {
+        print("  ✗ \(error)")
+        failed.append(step.name)
+    }
+}
+server?.stop()
+if failed.isEmpty {
+    print("\nAll \(steps.count) steps succeeded.")
+} else {
+    print("\nFailed steps: \(failed.joined(separator: ", "))")
+    exit(1)
+}

@@ -278,11 +278,21 @@ public final class LocalHTTPServer: @unchecked Sendable {
         }
     }
 
+    /// The IMF-fixdate for `date` (RFC 9110 §5.6.7), cached per second: building a
+    /// DateFormatter per response cost more than the rest of a small response together.
     static func httpDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
+        let second = Int(date.timeIntervalSince1970)
+        return dateCache.withLock { cache in
+            if cache.second == second { return cache.text }
+            let text = date.formatted(
+                Date.VerbatimFormatStyle(
+                    format: "\(weekday: .abbreviated), \(day: .twoDigits) \(month: .abbreviated) \(year: .padded(4)) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits) GMT",
+                    locale: Locale(identifier: "en_US_POSIX"), timeZone: TimeZone(identifier: "GMT")!, calendar: Calendar(identifier: .gregorian)
+                )
+            )
+            cache = (second, text)
+            return text
+        }
     }
+    private static let dateCache = Mutex<(second: Int, text: String)>((-1, ""))
 }

@@ -38,6 +38,8 @@ struct LocalHTTPServerTests {
     func keepAlive() async throws {
         try await withServer { server, client in
             for index in 0..<20 { _ = try await client.get("get", parameters: ["i": index]) }
+            let date = try #require(try await client.head("get").value(forHTTPHeaderField: "Date"))
+            #expect(date.wholeMatch(of: /[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT/) != nil, "\(date)")
             #expect(server.receivedRequests.compactMap { $0.queryValue("i") } == (0..<20).map(String.init))
         }
     }

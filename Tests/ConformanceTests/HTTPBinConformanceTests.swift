@@ -1,0 +1,153 @@
+import Conveyor
+import Foundation
+import Testing
+
+/// The core behaviours against a local httpbin: a server Conveyor's authors did not write.
+@Suite("Conformance with httpbin")
+struct HTTPBinConformanceTests {
+    let client: HTTPClient
+
+    init() throws {
+        client = HTTPClient(baseURL: try HTTPBin.baseURL())
+    }
+
+    struct Echo: Decodable, Sendable {
+        let args: [String: String]
+        let headers: [String: String]
+        let url: String
+    }
+
+    struct FormEcho: Decodable, Sendable {
+        let form: [String: String]
+        let headers: [String: String]
+    }
+
+    @Test("GET with a query string: httpbin decodes the arguments back")
+    func getWithQuery() async throws {
+        let echo = try await client.get("get", parameters: ["q": "swift", "emoji": "👍🏽", "reserved": "a&b=c/d?"], as: Echo.self)
+        #expect(echo.args == ["q": "swift", "emoji": "👍🏽", "reserved": "a&b=c/d?"])
+    }
+
+    @Test("POST form: httpbin decodes the form fields back")
+    func postForm() async throws {
+        let data = try await client.post("post", parameters: ["name": "Zoë", "count": 3, "flag": true])
+        let echo = try JSONDecoder().decode(FormEcho.self, from: data)
+        #expect(echo.form == ["name": "Zoë", "count": "3", "flag": "1"])
+        #expect(echo.headers["Content-Type"] == "application/x-www-form-urlencoded; charset=utf-8")
+    }
+
+    @Test("Default headers and the User-Agent arrive")
+    func defaultHeaders() async throws {
+        client.setDefaultHeader("X-Conveyor-Test", value: "yes")
+        let echo = try await client.get("headers", as: [String: [String: String]].self)
+        let headers = try #require(echo["headers"])
+        #expect(headers["X-Conveyor-Test"] == "yes")
+        #expect(headers["User-Agent"]?.contains("Conveyor/") == true)
+        #expect(headers["Accept-Language"] != nil)
+    }
+
+    @Test("Basic auth with the right header succeeds")
+    func basicAuthRight() async throws {
+        client.setAuthorizationHeader(username: "user", password: "passwd")
+        let body = try await client.get("basic-auth/user/passwd", as: [String: AnyDecodable].self)
+        #expect(body["authenticated"]?.bool == true)
+    }
+
+    @Test("Basic auth with a right credential answering the challenge succeeds")
+    func basicAuthCredential() async throws {
+        client.defaultCredential = URLCredential(user: "user", password: "passwd", persistence: .none)
+        let body = try await client.get("basic-auth/user/passwd", as: [String: AnyDecodable].self)
+        #expect(body["user"]?.string == "user")
+    }
+
+    @Test("Basic auth with wrong or missing credentials fails with the 401 in under 5 s",
+          arguments: ["header", "credential", "missing"])
+    func basicAuthFails(mode: String) async throws {
+        switch mode {
+        case "header": client.setAuthorizationHeader(username: "user", password: "wrong")
+        case "credential": client.defaultCredential = URLCredential(user: "user", password: "wrong", persistence: .none)
+        default: break
+        }
+        let elapsed = await ContinuousClock().measure {
+            await #expect {
+                try await client.get("basic-auth/user/passwd")
+            } throws: { error in
+                (error as? ConveyorError)?.statusCode == 401
+            }
+        }
+        #expect(elapsed < .seconds(5))
+    }
+
+    @Test("/status/404 and /status/500 fail with the status and the response", arguments: [404, 500])
+    func statusFailures(code: Int) async throws {
+        await #expect {
+            try await client.get("status/\(code)")
+        } throws: { error in
+            guard case let .unacceptableStatusCode(status, response, _) = error as? ConveyorError else { return false }
+            return status == code && response.url?.path == "/status/\(code)"
+        }
+    }
+
+    @Test("/status/418 fails with httpbin's body in the error")
+    func statusWithBody() async throws {
+        await #expect {
+            try await client.get("status/418")
+        } throws: { error in
+            let error = error as? ConveyorError
+            return error?.statusCode == 418 && error?.responseData.map { String(decoding: $0, as: UTF8.self) }?.contains("teapot") == true
+        }
+    }
+
+    @Test("/redirect/3 is followed to /get")
+    func redirects() async throws {
+        let response = try await client.response(method: .get, path: "redirect/3")
+        #expect(response.statusCode == 200)
+        #expect(response.metrics.redirectCount == 3)
+        #expect(response.request.url?.path == "/get")
+    }
+
+    @Test("Cancelling /delay/5 finishes promptly with a cancellation error, once")
+    func cancelDelay() async throws {
+        let completions = Completions()
+        let started = AsyncStream.makeStream(of: Void.self)
+        let operation = client.operation(with: try client.request(method: .get, path: "delay/5"), success: { _, _ in completions.add(nil) },
+                                         failure: { _, error in completions.add(error) })
+        let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationDidStart, object: operation, queue: nil) { _ in
+            started.continuation.yield()
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        client.enqueue(operation)
+        for await _ in started.stream { break }
+        let elapsed = await ContinuousClock().measure {
+            operation.cancel()
+            await completions.first()
+        }
+        #expect(elapsed < .seconds(1))
+        client.configuration.callbackQueue.sync {}
+        #expect(completions.all.count == 1)
+        #expect(completions.all.first??.isCancelled == true)
+    }
+
+    @Test("200 concurrent GETs through one client all succeed")
+    func concurrentGets() async throws {
+        try await withThrowingTaskGroup(of: String?.self) { group in
+            for index in 0..<200 {
+                group.addTask { try await client.get("get", parameters: ["i": index], as: Echo.self).args["i"] }
+            }
+            var seen = Set<String>()
+            for try await value in group { if let value { seen.insert(value) } }
+            #expect(seen.count == 200)
+        }
+    }
+}
+
+/// A JSON value decoded loosely, for httpbin answers of mixed types.
+struct AnyDecodable: Decodable, Sendable {
+    let bool: Bool?
+    let string: String?
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        bool = try? container.decode(Bool.self)
+        string = try? container.decode(String.self)
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Synchronization
+
+/// A local httpbin (the Python service nobody here wrote), started once per test run.
+///
+/// The first call installs `httpbin` and `gunicorn` into a virtualenv under `.build/` (kept for
+/// later runs), then starts gunicorn on a random loopback port through a small Python
+/// launcher. The launcher binds the port itself before gunicorn starts, so the port is
+/// accepting connections the moment it is known (no readiness polling), and it stops gunicorn
+/// as soon as this test process is gone, so no server outlives the run.
+enum HTTPBin {
+    struct SetupError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The base URL of the running httpbin, starting it on first use.
+    static func baseURL() throws -> URL {
+        try shared.get()
+    }
+
+    private static let shared: Result<URL, any Error> = Result { try start() }
+
+    private static var packageRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    private static func start() throws -> URL {
+        let venv = packageRoot.appendingPathComponent(".build/httpbin-venv")
+        try installIfNeeded(venv: venv)
+        let process = Process()
+        process.executableURL = venv.appendingPathComponent("bin/python")
+        process.arguments = ["-c", launcher, String(ProcessInfo.processInfo.processIdentifier), venv.appendingPathComponent("bin/gunicorn").path]
+        let output = Pipe()
+        process.standardOutput = output
+        let log = packageRoot.appendingPathComponent(".build/httpbin.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        process.standardError = try? FileHandle(forWritingTo: log)
+        do { try process.run() } catch {
+            throw SetupError(description: "could not start the httpbin launcher: \(error)")
+        }
+        // The launcher prints the port on its first line.
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw SetupError(description: "httpbin launcher printed no port; see \(log.path)")
+        }
+        return URL(string: "http://127.0.0.1:\(port)/")!
+    }
+
+    private static func installIfNeeded(venv: URL) throws {
+        let marker = venv.appendingPathComponent(".conveyor-installed")
+        if FileManager.default.fileExists(atPath: marker.path) { return }
+        try? FileManager.default.removeItem(at: venv)
+        guard let python = which("python3") else {
+            throw SetupError(description: "python3 is required for the httpbin conformance tests: install it (apt-get install python3 python3-venv)")
+        }
+        try run(python, ["-m", "venv", venv.path], what: "creating the virtualenv (is python3-venv installed?)")
+        try run(venv.appendingPathComponent("bin/pip").path,
+                ["install", "--quiet", "--disable-pip-version-check", "httpbin", "gunicorn"],
+                what: "pip install httpbin gunicorn (is PyPI reachable?)")
+        _ = FileManager.default.createFile(atPath: marker.path, contents: Data())
+    }
+
+    private static func run(_ executable: String, _ arguments: [String], what: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        do { try process.run() } catch { throw SetupError(description: "\(what): \(error)") }
+        let text = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw SetupError(description: "\(what) failed with status \(process.terminationStatus): \(String(decoding: text, as: UTF8.self))")
+        }
+    }
+
+    private static func which(_ name: String) -> String? {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let path = "\(directory)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
+    /// Binds the port, hands the socket to gunicorn (`fd://`), prints the port, and stops
+    /// gunicorn once its parent (this test process) is gone.
+    private static let launcher = """
+    import os, socket, subprocess, sys, time
+    parent, gunicorn = int(sys.argv[1]), sys.argv[2]
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1024)
+    sock.set_inheritable(True)
+    server = subprocess.Popen([gunicorn, "--bind", "fd://%d" % sock.fileno(), "--worker-class", "gthread",
+                               "--workers", "2", "--threads", "32", "--graceful-timeout", "1",
+                               "--log-level", "warning", "httpbin:app"],
+                              pass_fds=(sock.fileno(),))
+    print(sock.getsockname()[1], flush=True)
+    try:
+        while os.getppid() == parent and server.poll() is None:
+            time.sleep(0.2)
+    finally:
+        server.terminate()
+        try:
+            server.wait(3)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    """
+}
