@@ -7,8 +7,8 @@ import Testing
 struct HTTPBinConformanceTests {
     let client: HTTPClient
 
-    init() throws {
-        client = HTTPClient(baseURL: try HTTPBin.baseURL())
+    init() async throws {
+        client = HTTPClient(baseURL: try await HTTPBin.baseURL())
     }
 
     struct Echo: Decodable, Sendable {

@@ -14,11 +14,45 @@ enum HTTPBin {
     }
 
     /// The base URL of the running httpbin, starting it on first use.
-    static func baseURL() throws -> URL {
-        try shared.get()
+    ///
+    /// Installing and starting take seconds of blocking work (pip, a subprocess): they run on a
+    /// thread of their own, never on Swift Concurrency's cooperative pool, which has only as
+    /// many threads as cores and would starve every other test meanwhile.
+    static func baseURL() async throws -> URL {
+        try await withCheckedThrowingContinuation { continuation in
+            let startNow = state.withLock { state -> Bool in
+                switch state {
+                case let .ready(result):
+                    continuation.resume(with: result)
+                    return false
+                case var .starting(waiters):
+                    waiters.append(continuation)
+                    state = .starting(waiters)
+                    return false
+                case .idle:
+                    state = .starting([continuation])
+                    return true
+                }
+            }
+            guard startNow else { return }
+            Thread.detachNewThread {
+                let result = Result { try start() }
+                let waiters = state.withLock { state -> [CheckedContinuation<URL, any Error>] in
+                    defer { state = .ready(result) }
+                    if case let .starting(waiters) = state { return waiters }
+                    return []
+                }
+                waiters.forEach { $0.resume(with: result) }
+            }
+        }
     }
 
-    private static let shared: Result<URL, any Error> = Result { try start() }
+    private enum StartState {
+        case idle
+        case starting([CheckedContinuation<URL, any Error>])
+        case ready(Result<URL, any Error>)
+    }
+    private static let state = Mutex(StartState.idle)
 
     private static var packageRoot: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
