@@ -14,6 +14,11 @@ extension LocalHTTPServer {
         public let body: Data
         /// Whether the body arrived with `Transfer-Encoding: chunked`.
         public let wasChunked: Bool
+        /// The number of body bytes received (also when the body itself was not kept).
+        public let bodyLength: Int
+        /// Whether the body was longer than ``LocalHTTPServer/maximumStoredBodySize`` and so
+        /// was read and dropped; ``body`` is then empty.
+        public let bodyWasDiscarded: Bool
 
         /// The path without the query, percent-decoded.
         public var path: String {

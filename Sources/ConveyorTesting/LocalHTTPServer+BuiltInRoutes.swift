@@ -106,17 +106,39 @@ extension LocalHTTPServer {
         if contentType.hasPrefix("application/x-www-form-urlencoded") {
             for (name, value) in Request.decodeForm(request.bodyText) { form[name] = merge(form[name], value) }
         }
+        var files: [String: Any] = [:]
+        var multipart = false
+        if contentType.hasPrefix("multipart/"), let parts = try? request.multipartParts() {
+            multipart = true
+            for part in parts {
+                let name = part.name ?? ""
+                if part.fileName != nil {
+                    files[name] = merge(files[name], echoText(part.body))
+                } else {
+                    form[name] = merge(form[name], String(decoding: part.body, as: UTF8.self))
+                }
+            }
+        }
         let json = contentType.contains("json") ? (try? JSONSerialization.jsonObject(with: request.body, options: [.fragmentsAllowed])) : nil
         return [
             "method": request.method,
             "args": args,
             "form": form,
-            "data": form.isEmpty ? request.bodyText : "",
+            "files": files,
+            "data": form.isEmpty && !multipart ? echoText(request.body, length: request.bodyLength) : "",
             "json": json ?? NSNull(),
             "headers": headerObject(request.headers),
             "origin": "127.0.0.1",
             "url": "http://\(request.headers["Host"] ?? "127.0.0.1")\(request.target)",
         ]
+    }
+
+    /// Bodies are echoed as text up to 1 MB; larger or binary ones as a summary, because
+    /// escaping megabytes into JSON would cost more than the request under test.
+    private static func echoText(_ body: Data, length: Int? = nil) -> String {
+        let length = length ?? body.count
+        if length <= 1 << 20, body.count == length, let text = String(data: body, encoding: .utf8) { return text }
+        return "<\(length) bytes>"
     }
 
     /// httpbin's convention: a repeated field becomes an array.

@@ -35,6 +35,7 @@ public final class LocalHTTPServer: @unchecked Sendable {
         var connections: [Int32: ServerConnection] = [:]
         var received: [Request] = []
         var acceptThreadDone: DispatchSemaphore?
+        var maximumStoredBodySize = 256 << 20
     }
     private let state = Mutex(State())
     private let stopSignal = NSCondition()
@@ -122,6 +123,13 @@ public final class LocalHTTPServer: @unchecked Sendable {
         done?.wait()
     }
 
+    /// Request bodies longer than this are read and dropped rather than kept (their length is
+    /// still recorded), so uploads of gigabytes keep the server's memory flat. Default 256 MB.
+    public var maximumStoredBodySize: Int {
+        get { state.withLock { $0.maximumStoredBodySize } }
+        set { state.withLock { $0.maximumStoredBodySize = newValue } }
+    }
+
     /// Whether the server is accepting connections.
     public var isRunning: Bool { state.withLock { $0.running } }
 
@@ -193,7 +201,7 @@ public final class LocalHTTPServer: @unchecked Sendable {
         while isRunning {
             let request: Request
             do {
-                request = try connection.readRequest {
+                request = try connection.readRequest(storeLimit: maximumStoredBodySize) {
                     try connection.send(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8))
                 }
             } catch ServerConnection.ReadError.closed {

@@ -4,8 +4,9 @@ import FoundationNetworking
 #endif
 
 /// Async continuations resume on this queue rather than the callback queue: an awaiting Task
-/// resumes on its own executor anyway, so a hop to `.main` would only cost time.
-private let asyncResumeQueue = DispatchQueue(label: "org.conveyor.async", attributes: .concurrent)
+/// resumes on its own executor anyway, so a hop to `.main` would only cost time. Serial, so
+/// progress blocks of one operation arrive in order.
+private let asyncResumeQueue = DispatchQueue(label: "org.conveyor.async")
 
 extension HTTPClient {
     /// Sends `request` through an operation built by this client and returns the full response.
@@ -18,6 +19,13 @@ extension HTTPClient {
     /// - Throws: ``ConveyorError``.
     public func response<Serializer: ResponseSerializer>(
         for request: URLRequest, serializer: Serializer
+    ) async throws -> HTTPResponse<Serializer.Output> where Serializer.Output: Sendable {
+        try await response(for: request, serializer: serializer) { _ in }
+    }
+
+    /// The shared implementation: `configure` runs on the operation before it is enqueued.
+    func response<Serializer: ResponseSerializer>(
+        for request: URLRequest, serializer: Serializer, configure: (HTTPRequestOperation) -> Void
     ) async throws -> HTTPResponse<Serializer.Output> where Serializer.Output: Sendable {
         let box = OperationCancellationBox()
         return try await withTaskCancellationHandler {
@@ -33,6 +41,7 @@ extension HTTPClient {
                 })
                 operation.responseSerializer = serializer
                 operation.callbackQueue = asyncResumeQueue
+                configure(operation)
                 box.set(operation)
                 enqueue(operation)
             }
@@ -46,20 +55,44 @@ extension HTTPClient {
     ///   - method: The HTTP method.
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded by ``requestSerializer``; nil for none.
+    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
     /// - Returns: The response.
     /// - Throws: ``ConveyorError``.
-    public func response(method: HTTPMethod, path: String, parameters: Parameters? = nil) async throws -> HTTPResponse<Data> {
-        try await response(for: request(method: method, path: path, parameters: parameters), serializer: DataResponseSerializer())
+    public func response(
+        method: HTTPMethod, path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil
+    ) async throws -> HTTPResponse<Data> {
+        try await response(
+            for: request(method: method, path: path, parameters: parameters, serializer: serializer), serializer: DataResponseSerializer()
+        )
+    }
+
+    /// Builds a request whose body is an `Encodable` value and returns the full response.
+    /// - Parameters:
+    ///   - method: The HTTP method.
+    ///   - path: Resolved against ``baseURL``.
+    ///   - body: Encoded by `serializer` (for example a JSON body with ``JSONRequestSerializer/json``).
+    ///   - serializer: Overrides ``requestSerializer``; nil uses it.
+    /// - Returns: The response.
+    /// - Throws: ``ConveyorError``.
+    public func response<Body: Encodable>(
+        method: HTTPMethod, path: String, body: Body, serializer: (any RequestSerializer)? = nil
+    ) async throws -> HTTPResponse<Data> {
+        try await response(
+            for: request(method: method, path: path, encodable: body, serializer: serializer), serializer: DataResponseSerializer()
+        )
     }
 
     /// `GET` returning the body.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the query; nil for none.
+    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
     /// - Returns: The body.
     /// - Throws: ``ConveyorError``.
-    public func get(_ path: String, parameters: Parameters? = nil) async throws -> Data {
-        try await response(method: .get, path: path, parameters: parameters).data
+    public func get(
+        _ path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil
+    ) async throws -> Data {
+        try await response(method: .get, path: path, parameters: parameters, serializer: serializer).data
     }
 
     /// `GET` decoding the JSON body into `type`.
@@ -74,7 +107,7 @@ extension HTTPClient {
         _ path: String, parameters: Parameters? = nil, as type: Value.Type, decoder: JSONDecoder = JSONDecoder()
     ) async throws -> Value {
         try await response(
-            for: request(method: .get, path: path, parameters: parameters),
+            for: request(method: .get, path: path, parameters: parameters, serializer: nil),
             serializer: DecodableResponseSerializer<Value>(decoder: decoder)
         ).value
     }
@@ -83,49 +116,88 @@ extension HTTPClient {
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the query; nil for none.
+    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
     /// - Returns: The response.
     /// - Throws: ``ConveyorError``.
-    public func head(_ path: String, parameters: Parameters? = nil) async throws -> HTTPURLResponse {
-        try await response(method: .head, path: path, parameters: parameters).response
+    public func head(
+        _ path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil
+    ) async throws -> HTTPURLResponse {
+        try await response(method: .head, path: path, parameters: parameters, serializer: serializer).response
     }
 
     /// `POST` returning the body.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the body; nil for none.
+    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
     /// - Returns: The body.
     /// - Throws: ``ConveyorError``.
-    public func post(_ path: String, parameters: Parameters? = nil) async throws -> Data {
-        try await response(method: .post, path: path, parameters: parameters).data
+    public func post(
+        _ path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil
+    ) async throws -> Data {
+        try await response(method: .post, path: path, parameters: parameters, serializer: serializer).data
     }
 
     /// `PUT` returning the body.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the body; nil for none.
+    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
     /// - Returns: The body.
     /// - Throws: ``ConveyorError``.
-    public func put(_ path: String, parameters: Parameters? = nil) async throws -> Data {
-        try await response(method: .put, path: path, parameters: parameters).data
+    public func put(
+        _ path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil
+    ) async throws -> Data {
+        try await response(method: .put, path: path, parameters: parameters, serializer: serializer).data
     }
 
     /// `PATCH` returning the body.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the body; nil for none.
+    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
     /// - Returns: The body.
     /// - Throws: ``ConveyorError``.
-    public func patch(_ path: String, parameters: Parameters? = nil) async throws -> Data {
-        try await response(method: .patch, path: path, parameters: parameters).data
+    public func patch(
+        _ path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil
+    ) async throws -> Data {
+        try await response(method: .patch, path: path, parameters: parameters, serializer: serializer).data
     }
 
     /// `DELETE` returning the body.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the query; nil for none.
+    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
     /// - Returns: The body.
     /// - Throws: ``ConveyorError``.
-    public func delete(_ path: String, parameters: Parameters? = nil) async throws -> Data {
-        try await response(method: .delete, path: path, parameters: parameters).data
+    public func delete(
+        _ path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil
+    ) async throws -> Data {
+        try await response(method: .delete, path: path, parameters: parameters, serializer: serializer).data
+    }
+}
+
+extension HTTPClient {
+    /// `POST` with an `Encodable` body, returning the response body.
+    /// - Parameters:
+    ///   - path: Resolved against ``baseURL``.
+    ///   - body: Encoded by `serializer`, or by ``requestSerializer`` when nil.
+    ///   - serializer: For example ``JSONRequestSerializer/json``; nil uses ``requestSerializer``.
+    /// - Returns: The response body.
+    /// - Throws: ``ConveyorError``.
+    public func post<Body: Encodable>(_ path: String, body: Body, serializer: (any RequestSerializer)? = nil) async throws -> Data {
+        try await response(method: .post, path: path, body: body, serializer: serializer).data
+    }
+
+    /// `PUT` with an `Encodable` body, returning the response body.
+    /// - Parameters:
+    ///   - path: Resolved against ``baseURL``.
+    ///   - body: Encoded by `serializer`, or by ``requestSerializer`` when nil.
+    ///   - serializer: For example ``JSONRequestSerializer/json``; nil uses ``requestSerializer``.
+    /// - Returns: The response body.
+    /// - Throws: ``ConveyorError``.
+    public func put<Body: Encodable>(_ path: String, body: Body, serializer: (any RequestSerializer)? = nil) async throws -> Data {
+        try await response(method: .put, path: path, body: body, serializer: serializer).data
     }
 }

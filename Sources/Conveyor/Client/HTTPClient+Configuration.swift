@@ -24,6 +24,12 @@ extension HTTPClient {
         /// turned off. Default `.default`.
         public var sessionConfiguration: URLSessionConfiguration = .default
 
+        /// Multipart bodies up to this many bytes are built in memory; larger ones are written
+        /// to a temporary file and uploaded from it. Default 10 MB.
+        public var multipartMemoryThreshold: Int64 = 10_000_000
+        /// Where temporary multipart body files go. Default the system's temporary directory.
+        public var temporaryDirectory: URL = FileManager.default.temporaryDirectory
+
         /// Creates a configuration with the defaults.
         public init() {}
 

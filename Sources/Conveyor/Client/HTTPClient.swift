@@ -121,18 +121,43 @@ open class HTTPClient: @unchecked Sendable {
     ///   - method: The HTTP method.
     ///   - path: Resolved with ``url(for:)``.
     ///   - parameters: Encoded into the query or body; nil for none.
-    ///   - serializer: Overrides ``requestSerializer`` for this request.
+    ///   - serializer: Overrides ``requestSerializer`` for this request; nil uses it.
     /// - Returns: The request.
     /// - Throws: ``ConveyorError/invalidURL(path:baseURL:)`` or ``ConveyorError/parameterEncodingFailed(reason:)``.
     open func request(
         method: HTTPMethod, path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil
     ) throws -> URLRequest {
+        let (request, defaultSerializer) = try baseRequest(method: method, path: path)
+        return try Self.wrappingEncoderErrors { try (serializer ?? defaultSerializer).serialize(request, parameters: parameters) }
+    }
+
+    /// Builds a request whose parameters are an `Encodable` value.
+    /// - Parameters:
+    ///   - method: The HTTP method.
+    ///   - path: Resolved with ``url(for:)``.
+    ///   - encodable: Encoded by the serializer (a JSON body with ``JSONRequestSerializer``).
+    ///   - serializer: Overrides ``requestSerializer`` for this request; nil uses it.
+    /// - Returns: The request.
+    /// - Throws: ``ConveyorError/invalidURL(path:baseURL:)`` or ``ConveyorError/parameterEncodingFailed(reason:)``.
+    open func request<Value: Encodable>(
+        method: HTTPMethod, path: String, encodable: Value, serializer: (any RequestSerializer)? = nil
+    ) throws -> URLRequest {
+        let (request, defaultSerializer) = try baseRequest(method: method, path: path)
+        return try Self.wrappingEncoderErrors { try (serializer ?? defaultSerializer).serialize(request, encodable: encodable) }
+    }
+
+    /// The request before parameters: URL, method, timeout, default headers.
+    func baseRequest(method: HTTPMethod, path: String) throws -> (URLRequest, any RequestSerializer) {
         var request = URLRequest(url: try url(for: path), timeoutInterval: configuration.timeout)
         request.httpMethod = method.rawValue
-        let (headers, defaultSerializer) = mutableState.withLock { ($0.defaultHeaders, $0.requestSerializer) }
+        let (headers, serializer) = mutableState.withLock { ($0.defaultHeaders, $0.requestSerializer) }
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        return (request, serializer)
+    }
+
+    static func wrappingEncoderErrors<T>(_ body: () throws -> T) throws -> T {
         do {
-            return try (serializer ?? defaultSerializer).serialize(request, parameters: parameters)
+            return try body()
         } catch let error as ConveyorError {
             throw error
         } catch {

@@ -13,6 +13,9 @@ public enum ConveyorError: Error, Sendable {
     case invalidURL(path: String, baseURL: URL?)
     /// The parameters could not be encoded into the request.
     case parameterEncodingFailed(reason: ParameterEncodingFailureReason)
+    /// A multipart body could not be built: a file is missing, unreadable or a directory, a
+    /// stream ended early, or the temporary body file could not be written.
+    case multipartEncodingFailed(reason: MultipartEncodingFailureReason)
     /// The server answered with a status code outside the operation's acceptable set.
     case unacceptableStatusCode(Int, response: HTTPURLResponse, data: Data?)
     /// The response's `Content-Type` is not one the operation accepts.
@@ -48,6 +51,34 @@ public enum ConveyorError: Error, Sendable {
             case let .unsupportedValue(key, type): return "the value for \"\(key)\" has type \(type), which this serializer cannot encode"
             case let .encoderFailed(error): return "the encoder failed: \(error)"
             case .missingURL: return "the request has no URL"
+            }
+        }
+    }
+
+    /// Why a multipart body could not be built.
+    public enum MultipartEncodingFailureReason: Sendable, CustomStringConvertible {
+        /// The URL given as a file is not a `file:` URL.
+        case notAFileURL(URL)
+        /// No file exists at the URL.
+        case fileNotFound(URL)
+        /// The URL names a directory.
+        case fileIsDirectory(URL)
+        /// The file exists but cannot be read.
+        case fileNotReadable(URL)
+        /// A file or stream part delivered fewer bytes than announced, or reading failed.
+        case partReadFailed(name: String, expected: Int64, read: Int64)
+        /// The temporary body file could not be written (disk full, permissions).
+        case bodyFileWriteFailed(URL, any Error)
+
+        /// A readable explanation naming the file.
+        public var description: String {
+            switch self {
+            case let .notAFileURL(url): return "\(url.absoluteString) is not a file URL"
+            case let .fileNotFound(url): return "no file at \(url.path)"
+            case let .fileIsDirectory(url): return "\(url.path) is a directory, not a file"
+            case let .fileNotReadable(url): return "\(url.path) is not readable"
+            case let .partReadFailed(name, expected, read): return "part \"\(name)\" delivered \(read) of \(expected) bytes"
+            case let .bodyFileWriteFailed(url, error): return "could not write the body file \(url.path): \(error)"
             }
         }
     }
@@ -107,7 +138,7 @@ extension ConveyorError {
             return response
         case let .redirectFailed(.tooManyRedirects(_, response)), let .redirectFailed(.invalidLocation(_, response)):
             return response
-        case .invalidURL, .parameterEncodingFailed, .cancelled, .timedOut, .network:
+        case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .cancelled, .timedOut, .network:
             return nil
         }
     }
@@ -119,7 +150,7 @@ extension ConveyorError {
             return data
         case let .responseSerializationFailed(_, _, data), let .authenticationFailed(_, data):
             return data
-        case .invalidURL, .parameterEncodingFailed, .cancelled, .timedOut, .network, .redirectFailed:
+        case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .cancelled, .timedOut, .network, .redirectFailed:
             return nil
         }
     }
@@ -129,6 +160,7 @@ extension ConveyorError {
         switch self {
         case let .responseSerializationFailed(underlying, _, _): return underlying
         case let .parameterEncodingFailed(.encoderFailed(underlying)): return underlying
+        case let .multipartEncodingFailed(.bodyFileWriteFailed(_, underlying)): return underlying
         case let .network(error): return error
         default: return nil
         }
@@ -152,6 +184,8 @@ extension ConveyorError: CustomStringConvertible, LocalizedError {
             return "Invalid URL: \"\(path)\" cannot be resolved against \(baseURL?.absoluteString ?? "no base URL")."
         case let .parameterEncodingFailed(reason):
             return "Parameter encoding failed: \(reason)."
+        case let .multipartEncodingFailed(reason):
+            return "Multipart encoding failed: \(reason)."
         case let .unacceptableStatusCode(code, response, data):
             return "Request failed: unacceptable status code \(code) (\(HTTPURLResponse.localizedString(forStatusCode: code))) from \(Self.describe(response))\(Self.preview(data))."
         case let .unacceptableContentType(type, acceptable, response, data):

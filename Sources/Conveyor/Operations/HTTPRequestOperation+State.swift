@@ -58,6 +58,8 @@ extension HTTPRequestOperation {
         var startTime: DispatchTime?
         var firstByteTime: DispatchTime?
         var bytesSent: Int64 = 0
+        var uploadProgress: ProgressHandler?
+        var downloadProgress: ProgressHandler?
         var metrics: OperationMetrics?
         /// A request that could not be built: the operation fails with this as soon as it starts.
         var preflightError: ConveyorError?
@@ -130,6 +132,8 @@ extension HTTPRequestOperation {
         guard let claimed else { return }
         claimed.timer?.value.cancel()
         if case .failure = result { claimed.task?.cancel() }
+        // A multipart body file Conveyor wrote is removed however the operation ended.
+        UploadBodyFiles.shared.finish(request)
         transition(to: .finished)
         NotificationCenter.default.post(name: .conveyorOperationDidFinish, object: self)
 
@@ -160,7 +164,7 @@ extension HTTPRequestOperation {
             state.lastActivity = .now()
             return state.transport
         }
-        let task = transport.startTask(for: request, delegate: self)
+        let task = transport.startTask(for: request, bodyFile: UploadBodyFiles.shared.entry(for: request)?.file, delegate: self)
         let stillWanted = mutableState.withLock { state -> Bool in
             guard !state.completionClaimed else { return false }
             state.task = task
@@ -253,17 +257,21 @@ extension HTTPRequestOperation: TransportTaskDelegate {
     }
 
     func transportDidReceive(data: Data) {
-        mutableState.withLock { state in
+        let (handler, queue, total, expected) = mutableState.withLock { state in
             state.data.append(data)
             state.lastActivity = .now()
+            return (state.downloadProgress, state.callbackQueue, Int64(state.data.count), state.response?.expectedContentLength ?? -1)
         }
+        if let handler { queue.async { handler(Int64(data.count), total, expected) } }
     }
 
     func transportDidSend(bytes: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
-        mutableState.withLock { state in
+        let (handler, queue) = mutableState.withLock { state in
             state.bytesSent += bytes
             state.lastActivity = .now()
+            return (state.uploadProgress, state.callbackQueue)
         }
+        if let handler { queue.async { handler(bytes, totalBytesSent, totalBytesExpectedToSend) } }
     }
 
     func transportCredential(for challenge: URLAuthenticationChallenge) -> URLCredential? {

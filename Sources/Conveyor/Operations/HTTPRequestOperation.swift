@@ -22,6 +22,9 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     public typealias Success = @Sendable (HTTPRequestOperation, Any?) -> Void
     /// Called with the operation and the reason it failed.
     public typealias Failure = @Sendable (HTTPRequestOperation, ConveyorError) -> Void
+    /// Called with the bytes moved since the last call, the total so far, and the total
+    /// expected (-1 when unknown).
+    public typealias ProgressHandler = @Sendable (_ bytes: Int64, _ totalBytes: Int64, _ totalBytesExpected: Int64) -> Void
 
     /// The request the operation was created with.
     public let request: URLRequest
@@ -123,6 +126,20 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
             $0.success = success
             $0.failure = failure
         }
+    }
+
+    /// Sets the block called on the callback queue as request body bytes are sent
+    /// (multipart and plain uploads). The expected total is the body's length.
+    /// - Parameter block: The block; nil removes it.
+    public func setUploadProgressBlock(_ block: ProgressHandler?) {
+        mutableState.withLock { $0.uploadProgress = block }
+    }
+
+    /// Sets the block called on the callback queue as response body bytes arrive. The
+    /// expected total is the response's `Content-Length`, or -1 when it has none.
+    /// - Parameter block: The block; nil removes it.
+    public func setDownloadProgressBlock(_ block: ProgressHandler?) {
+        mutableState.withLock { $0.downloadProgress = block }
     }
 
     // MARK: - Results

@@ -34,8 +34,7 @@ public struct FormURLEncodedRequestSerializer: RequestSerializer {
         guard let parameters, !parameters.isEmpty else { return request }
         var request = request
         let query = try encoder.encode(parameters)
-        let method = HTTPMethod(rawValue: request.httpMethod ?? "GET")
-        if methodsEncodingParametersInURI.contains(method) {
+        if request.methodIsIn(methodsEncodingParametersInURI) {
             guard let url = request.url else { throw ConveyorError.parameterEncodingFailed(reason: .missingURL) }
             var text = url.absoluteString
             // A path that already has a query gets `&`, never a second `?`; a fragment stays last.
@@ -50,9 +49,7 @@ public struct FormURLEncodedRequestSerializer: RequestSerializer {
             }
             request.url = encoded
         } else {
-            if request.value(forHTTPHeaderField: "Content-Type") == nil {
-                request.setValue("application/x-www-form-urlencoded; charset=utf-8", forHTTPHeaderField: "Content-Type")
-            }
+            request.setContentTypeIfMissing("application/x-www-form-urlencoded; charset=utf-8")
             request.httpBody = Data(query.utf8)
         }
         return request

@@ -4,7 +4,8 @@ import FoundationNetworking
 #endif
 
 /// Request parameters: string keys with nested values (strings, numbers, booleans, `nil` or
-/// `NSNull`, arrays, sets and dictionaries of the same).
+/// `NSNull`, arrays, sets and dictionaries of the same; `Date`, `Data`, `URL`, `UUID` where the
+/// format has a spelling for them).
 ///
 /// `Any` rather than `any Sendable` on purpose: a mixed literal such as `["ids": [1, "two"]]`
 /// infers `[Any]`, which is not `Sendable`, and would not compile. Parameters are encoded into
@@ -14,7 +15,9 @@ public typealias Parameters = [String: Any]
 /// Encodes parameters into a request: into its URL's query, or into its body with a matching
 /// `Content-Type`.
 ///
-/// Presets: ``FormURLEncodedRequestSerializer/formURLEncoded`` (the default of every client).
+/// Presets: ``FormURLEncodedRequestSerializer/formURLEncoded`` (the default of every client),
+/// ``JSONRequestSerializer/json``, ``PropertyListRequestSerializer/propertyList``. Multipart
+/// bodies are built with ``HTTPClient/multipartRequest(method:path:parameters:constructingBody:)``.
 public protocol RequestSerializer: Sendable {
     /// Returns `request` with `parameters` encoded into it.
     /// - Parameters:
@@ -23,4 +26,40 @@ public protocol RequestSerializer: Sendable {
     /// - Returns: The encoded request.
     /// - Throws: ``ConveyorError/parameterEncodingFailed(reason:)`` when a value cannot be encoded.
     func serialize(_ request: URLRequest, parameters: Parameters?) throws -> URLRequest
+
+    /// Returns `request` with an `Encodable` value encoded into it.
+    ///
+    /// The default implementation turns the value into parameters through `JSONEncoder` and
+    /// calls ``serialize(_:parameters:)``; the JSON and property-list serializers encode it
+    /// directly with their own encoders.
+    /// - Parameters:
+    ///   - request: The request to encode into.
+    ///   - encodable: A value that encodes as a keyed container (a struct or dictionary).
+    /// - Returns: The encoded request.
+    /// - Throws: ``ConveyorError/parameterEncodingFailed(reason:)``.
+    func serialize<Value: Encodable>(_ request: URLRequest, encodable: Value) throws -> URLRequest
+}
+
+extension RequestSerializer {
+    /// Encodes `encodable` through `JSONEncoder` into parameters, then calls ``serialize(_:parameters:)``.
+    /// - Parameters:
+    ///   - request: The request to encode into.
+    ///   - encodable: A value that encodes as a keyed container.
+    /// - Returns: The encoded request.
+    /// - Throws: ``ConveyorError/parameterEncodingFailed(reason:)``.
+    public func serialize<Value: Encodable>(_ request: URLRequest, encodable: Value) throws -> URLRequest {
+        try serialize(request, parameters: SerializableValue.parameters(from: encodable, encoder: JSONEncoder()))
+    }
+}
+
+extension URLRequest {
+    /// Whether `methods` lists this request's method (nil means GET).
+    func methodIsIn(_ methods: Set<HTTPMethod>) -> Bool {
+        methods.contains(HTTPMethod(rawValue: httpMethod ?? "GET"))
+    }
+
+    /// Sets `Content-Type` unless the caller already chose one.
+    mutating func setContentTypeIfMissing(_ value: String) {
+        if self.value(forHTTPHeaderField: "Content-Type") == nil { setValue(value, forHTTPHeaderField: "Content-Type") }
+    }
 }

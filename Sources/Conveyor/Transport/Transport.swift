@@ -13,7 +13,11 @@ import FoundationNetworking
 /// protocol.
 protocol Transport: Sendable {
     /// Starts sending `request`. Events for the task go to `delegate`, serially.
-    func startTask(for request: URLRequest, delegate: any TransportTaskDelegate) -> any TransportTask
+    /// - Parameters:
+    ///   - request: The request; its `httpBody` (or body stream) is the body unless `bodyFile` is set.
+    ///   - bodyFile: A file to send as the body, with an exact `Content-Length`.
+    ///   - delegate: Receives the task's events.
+    func startTask(for request: URLRequest, bodyFile: URL?, delegate: any TransportTaskDelegate) -> any TransportTask
 
     /// Lets running tasks finish, then releases the transport's resources.
     func invalidate()

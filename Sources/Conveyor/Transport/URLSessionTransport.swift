@@ -31,12 +31,18 @@ final class URLSessionTransport: Transport {
         session = URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
     }
 
-    func startTask(for request: URLRequest, delegate: any TransportTaskDelegate) -> any TransportTask {
+    func startTask(for request: URLRequest, bodyFile: URL?, delegate: any TransportTaskDelegate) -> any TransportTask {
         var request = request
         // Operations run their own idle timer, which honours fractional seconds (URLSession on
         // Linux truncates them: 0.5 s fires at once). Keep URLSession's timer behind ours.
         request.timeoutInterval = request.timeoutInterval.rounded(.up) + 1
-        let task = session.dataTask(with: request)
+        let task: URLSessionTask
+        if let bodyFile {
+            request.httpBodyStream = nil
+            task = session.uploadTask(with: request, fromFile: bodyFile)
+        } else {
+            task = session.dataTask(with: request)
+        }
         router.register(delegate, for: task)
         task.resume()
         return URLSessionTransportTask(task: task)

@@ -45,6 +45,17 @@ final class ServerConnection: @unchecked Sendable {
         }
     }
 
+    /// Reads and drops `count` bytes, keeping memory flat for huge uploads.
+    private func discard(count: Int) throws {
+        var remaining = count
+        while remaining > 0 {
+            if buffer.isEmpty { try fill() }
+            let take = min(remaining, buffer.count)
+            buffer.removeFirst(take)
+            remaining -= take
+        }
+    }
+
     private func read(count: Int) throws -> Data {
         while buffer.count < count { try fill() }
         let data = Data(buffer[..<count])
@@ -53,7 +64,8 @@ final class ServerConnection: @unchecked Sendable {
     }
 
     /// Reads one request; throws `.closed` at a clean end of the connection.
-    func readRequest(sendContinue: () throws -> Void) throws -> LocalHTTPServer.Request {
+    /// Bodies longer than `storeLimit` are read and dropped; the request records their length.
+    func readRequest(storeLimit: Int, sendContinue: () throws -> Void) throws -> LocalHTTPServer.Request {
         var requestLine = try readLine()
         while requestLine.isEmpty { requestLine = try readLine() }  // tolerate stray CRLFs
         let parts = requestLine.split(separator: " ")
@@ -71,6 +83,7 @@ final class ServerConnection: @unchecked Sendable {
         let built = headers.build()
         if built["Expect"]?.lowercased() == "100-continue" { try sendContinue() }
         var body = Data()
+        var length = 0
         let chunked = built["Transfer-Encoding"]?.lowercased().contains("chunked") ?? false
         if chunked {
             while true {
@@ -82,14 +95,22 @@ final class ServerConnection: @unchecked Sendable {
                     while try !readLine().isEmpty {}  // trailers
                     break
                 }
-                body += try read(count: size)
+                if length + size > storeLimit {
+                    try discard(count: size)
+                    body = Data()
+                } else {
+                    body += try read(count: size)
+                }
+                length += size
                 _ = try readLine()
             }
-        } else if let length = built["Content-Length"].flatMap({ Int($0) }), length > 0 {
-            body = try read(count: length)
+        } else if let declared = built["Content-Length"].flatMap({ Int($0) }), declared > 0 {
+            length = declared
+            if declared > storeLimit { try discard(count: declared) } else { body = try read(count: declared) }
         }
         return LocalHTTPServer.Request(
-            method: String(parts[0]), target: String(parts[1]), headers: built, body: body, wasChunked: chunked
+            method: String(parts[0]), target: String(parts[1]), headers: built, body: body, wasChunked: chunked,
+            bodyLength: length, bodyWasDiscarded: length > storeLimit
         )
     }
 

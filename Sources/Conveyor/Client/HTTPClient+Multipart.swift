@@ -1,0 +1,87 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension HTTPClient {
+    /// Builds a `multipart/form-data` request: `parameters` become form fields first (flattened
+    /// like a query string), then the parts `constructingBody` appends.
+    ///
+    /// Bodies up to ``Configuration/multipartMemoryThreshold`` are built in memory; larger
+    /// ones are written to a temporary file, which an operation uploads with an exact
+    /// `Content-Length` and removes when it finishes, fails or is cancelled. Use the returned
+    /// request for one operation.
+    /// - Parameters:
+    ///   - method: The method; default `POST`.
+    ///   - path: Resolved against ``baseURL``.
+    ///   - parameters: Fields sent before the appended parts; nil for none.
+    ///   - constructingBody: Appends parts; may throw (for a missing file) to abandon the request.
+    /// - Returns: The request, with `Content-Type` and `Content-Length` set.
+    /// - Throws: ``ConveyorError/multipartEncodingFailed(reason:)`` naming a bad file, or
+    ///   ``ConveyorError/invalidURL(path:baseURL:)``, before anything is sent.
+    public func multipartRequest(
+        method: HTTPMethod = .post, path: String, parameters: Parameters? = nil,
+        constructingBody: (MultipartFormData) throws -> Void
+    ) throws -> URLRequest {
+        var (request, _) = try baseRequest(method: method, path: path)
+        let form = MultipartFormData()
+        for (name, value) in try QueryStringEncoder().pairs(for: parameters ?? [:]) {
+            form.append(value ?? "", name: name)
+        }
+        try constructingBody(form)
+        request.setValue(form.contentType, forHTTPHeaderField: "Content-Type")
+        request.setValue(String(form.contentLength), forHTTPHeaderField: "Content-Length")
+        if form.contentLength <= configuration.multipartMemoryThreshold {
+            request.httpBody = try form.encode()
+            return request
+        }
+        let file = configuration.temporaryDirectory.appendingPathComponent("conveyor-multipart-\(UUID().uuidString)")
+        try form.writeEncodedData(to: file)
+        guard let stream = InputStream(url: file) else {
+            try? FileManager.default.removeItem(at: file)
+            throw ConveyorError.multipartEncodingFailed(reason: .fileNotReadable(file))
+        }
+        request.httpBodyStream = stream
+        UploadBodyFiles.shared.register(stream, file: file, isTemporary: true)
+        return request
+    }
+
+    /// Enqueues a multipart `POST` (AFNetworking's `POST:parameters:constructingBodyWithBlock:`).
+    ///
+    /// A body that cannot be built (a missing file) still returns an enqueued operation, which
+    /// fails at once with the error through `failure`.
+    /// - Parameters:
+    ///   - path: Resolved against ``baseURL``.
+    ///   - parameters: Fields sent before the appended parts.
+    ///   - constructingBody: Appends parts.
+    ///   - success: Run with the operation and its serialized value.
+    ///   - failure: Run with the operation and the error.
+    /// - Returns: The enqueued operation; set its upload progress block right away to follow the upload.
+    @discardableResult
+    public func post(
+        _ path: String, parameters: Parameters? = nil, constructingBody: (MultipartFormData) throws -> Void,
+        success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
+    ) -> HTTPRequestOperation {
+        enqueueOperation(success: success, failure: failure) {
+            try multipartRequest(path: path, parameters: parameters, constructingBody: constructingBody)
+        }
+    }
+
+    /// Sends a multipart `POST` and returns the response body.
+    /// - Parameters:
+    ///   - path: Resolved against ``baseURL``.
+    ///   - parameters: Fields sent before the appended parts.
+    ///   - constructingBody: Appends parts.
+    ///   - uploadProgress: Called on the callback queue as the body is sent; nil for none.
+    /// - Returns: The response body.
+    /// - Throws: ``ConveyorError``.
+    public func post(
+        _ path: String, parameters: Parameters? = nil, constructingBody: (MultipartFormData) throws -> Void,
+        uploadProgress: HTTPRequestOperation.ProgressHandler? = nil
+    ) async throws -> Data {
+        let request = try multipartRequest(path: path, parameters: parameters, constructingBody: constructingBody)
+        return try await response(for: request, serializer: DataResponseSerializer()) { operation in
+            operation.setUploadProgressBlock(uploadProgress)
+        }.data
+    }
+}

@@ -1,0 +1,179 @@
+import Conveyor
+import ConveyorTesting
+import Foundation
+import Synchronization
+import Testing
+
+@Suite("Multipart bodies, in memory and streamed from disk")
+struct MultipartTests {
+    /// A private temporary directory per test, so parallel tests cannot see each other's files.
+    final class Scratch: Sendable {
+        let url: URL
+        init() throws {
+            url = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-tests-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        }
+        deinit { try? FileManager.default.removeItem(at: url) }
+        func file(_ name: String, bytes: Int, seed: UInt8 = 7) throws -> (URL, Data) {
+            let data = Data((0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
+            let url = url.appendingPathComponent(name)
+            try data.write(to: url)
+            return (url, data)
+        }
+        var leftoverBodies: [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: url.appendingPathComponent("bodies").path)) ?? [])
+        }
+    }
+
+    func configuration(threshold: Int64, scratch: Scratch) throws -> HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration.default
+        configuration.multipartMemoryThreshold = threshold
+        configuration.temporaryDirectory = scratch.url.appendingPathComponent("bodies")
+        try FileManager.default.createDirectory(at: configuration.temporaryDirectory, withIntermediateDirectories: true)
+        return configuration
+    }
+
+    @Test("Wire format: fields then parts, exact Content-Length, parseable by a strict parser", arguments: [Int64(10_000_000), 0])
+    func wireFormat(threshold: Int64) async throws {
+        let scratch = try Scratch()
+        try await withServer(configuration: configuration(threshold: threshold, scratch: scratch)) { server, client in
+            let (fileURL, fileData) = try scratch.file("photo.png", bytes: 3000)
+            _ = try await client.post("post", parameters: ["album": "2026", "tags": ["a", "b"]], constructingBody: { form in
+                try form.append(fileURL: fileURL, name: "photo")
+                form.append("A caption ✓", name: "caption")
+                form.append(data: Data([0, 1, 2]), name: "raw", fileName: "raw.bin", mimeType: "application/octet-stream")
+            })
+            let received = try #require(server.receivedRequests.last)
+            #expect(received.headers["Content-Length"] == String(received.body.count))
+            #expect(!received.wasChunked)
+            let parts = try received.multipartParts()
+            #expect(parts.map(\.name) == ["album", "tags[]", "tags[]", "photo", "caption", "raw"])
+            #expect(parts[3].fileName == "photo.png" && parts[3].headers["Content-Type"] == "image/png")
+            #expect(parts[3].body == fileData)
+            #expect(String(decoding: parts[4].body, as: UTF8.self) == "A caption ✓")
+            #expect(parts[5].body == Data([0, 1, 2]))
+            #expect(received.bodyText.hasSuffix("--\r\n"))
+            #expect(scratch.leftoverBodies.isEmpty)
+        }
+    }
+
+    @Test("Quotes and CR/LF in names and file names cannot inject headers")
+    func injection() throws {
+        let form = MultipartFormData(boundary: "b")
+        form.append(data: Data("x".utf8), name: "a\"b", fileName: "evil\r\nX-Injected: 1.txt", mimeType: "text/plain\r\nX-Other: 2")
+        let text = String(decoding: try form.encode(), as: UTF8.self)
+        #expect(text.contains(#"name="a%22b"; filename="evil%0D%0AX-Injected: 1.txt""#))
+        #expect(!text.contains("\r\nX-Injected") && !text.contains("\r\nX-Other"))
+        let parts = try MultipartParser.parse(try form.encode(), boundary: "b")
+        #expect(parts.count == 1 && parts[0].headers.count == 2)
+    }
+
+    @Test("A 50 MB file part arrives byte for byte from a temporary body file, which is then removed")
+    func largeFile() async throws {
+        let scratch = try Scratch()
+        try await withServer(configuration: configuration(threshold: 10_000_000, scratch: scratch)) { server, client in
+            let (fileURL, fileData) = try scratch.file("big.bin", bytes: 50_000_000)
+            let progress = Counter()
+            let lastTotal = LastValue()
+            _ = try await client.post("post", constructingBody: { form in
+                try form.append(fileURL: fileURL, name: "file")
+            }, uploadProgress: { _, total, expected in
+                progress.increment()
+                lastTotal.set(total, expected)
+            })
+            let received = try #require(server.receivedRequests.last)
+            #expect(Int(received.headers["Content-Length"] ?? "") == received.bodyLength)
+            let parts = try received.multipartParts()
+            #expect(parts.count == 1 && parts[0].body == fileData)
+            #expect(progress.count > 1)
+            #expect(lastTotal.value.0 == Int64(received.bodyLength) && lastTotal.value.1 == Int64(received.bodyLength))
+            #expect(scratch.leftoverBodies.isEmpty)
+        }
+    }
+
+    @Test("No temporary body file remains after a failure or a cancellation", arguments: ["failure", "cancel"])
+    func cleanup(outcome: String) async throws {
+        let scratch = try Scratch()
+        try await withServer(configuration: configuration(threshold: 0, scratch: scratch)) { server, client in
+            let (fileURL, _) = try scratch.file("f.bin", bytes: 100_000)
+            let probe = CompletionProbe()
+            let path = outcome == "failure" ? "status/500" : "post"
+            if outcome == "cancel" { client.operationQueue.isSuspended = true }
+            let operation = client.post(path, constructingBody: { try $0.append(fileURL: fileURL, name: "f") },
+                                        success: probe.success, failure: probe.failure)
+            #expect(scratch.leftoverBodies.count == 1)
+            if outcome == "cancel" {
+                operation.cancel()
+                client.operationQueue.isSuspended = false
+            }
+            let error = try #require(await probe.outcome().error)
+            #expect(outcome == "cancel" ? error.isCancelled : error.statusCode == 500)
+            #expect(scratch.leftoverBodies.isEmpty)
+        }
+    }
+
+    @Test("Missing, directory, unreadable and non-file URLs fail naming the file, before anything is sent")
+    func badFiles() async throws {
+        let scratch = try Scratch()
+        try await withServer { server, client in
+            let missing = scratch.url.appendingPathComponent("missing.txt")
+            let cases: [(URL, (ConveyorError.MultipartEncodingFailureReason) -> Bool)] = [
+                (missing, { if case let .fileNotFound(url) = $0 { url == missing } else { false } }),
+                (scratch.url, { if case .fileIsDirectory = $0 { true } else { false } }),
+                (URL(string: "http://example.com/file.txt")!, { if case .notAFileURL = $0 { true } else { false } }),
+            ]
+            for (url, matches) in cases {
+                await #expect {
+                    try await client.post("post", constructingBody: { try $0.append(fileURL: url, name: "f") })
+                } throws: { error in
+                    guard case let .multipartEncodingFailed(reason) = error as? ConveyorError else { return false }
+                    return matches(reason) && (error as? ConveyorError)?.description.contains(url.lastPathComponent) == true
+                }
+            }
+            #expect(server.receivedRequests.isEmpty)
+        }
+    }
+
+    @Test("A stream part is read when encoding; a short stream fails instead of lying about the length")
+    func streams() throws {
+        let form = MultipartFormData(boundary: "s")
+        form.append(stream: InputStream(data: Data("hello".utf8)), length: 5, name: "s", fileName: "s.txt", mimeType: "text/plain")
+        #expect(try MultipartParser.parse(try form.encode(), boundary: "s").first?.body == Data("hello".utf8))
+        let short = MultipartFormData(boundary: "s")
+        short.append(stream: InputStream(data: Data("hi".utf8)), length: 5, name: "s", fileName: "s.txt", mimeType: "text/plain")
+        #expect(throws: ConveyorError.self) { try short.encode() }
+    }
+
+    @Test("contentLength matches the encoded size, and MIME types come from the extension")
+    func lengthsAndTypes() throws {
+        let form = MultipartFormData()
+        form.append("v", name: "k")
+        form.append(data: Data(count: 1234), name: "d", fileName: "d.pdf", mimeType: MIMEType.forPath("d.pdf"))
+        #expect(form.contentLength == Int64(try form.encode().count))
+        #expect(MIMEType.forPath("a/b/photo.JPG") == "image/jpeg")
+        #expect(MIMEType.forPath("archive.unknownext") == "application/octet-stream")
+        #expect(MIMEType.byExtension.count >= 100)
+    }
+
+    @Test("Upload progress is reported for a plain form POST too")
+    func plainUploadProgress() async throws {
+        try await withServer { _, client in
+            let probe = CompletionProbe()
+            let last = LastValue()
+            let operation = client.operation(with: try client.request(method: .post, path: "post", parameters: ["big": String(repeating: "x", count: 200_000)]),
+                                             success: nil, failure: nil)
+            probe.attach(to: operation)
+            operation.setUploadProgressBlock { _, total, expected in last.set(total, expected) }
+            client.enqueue(operation)
+            _ = await probe.outcome()
+            #expect(last.value.0 == Int64(operation.request.httpBody?.count ?? -1))
+        }
+    }
+}
+
+/// The last (total, expected) pair a progress block reported.
+final class LastValue: Sendable {
+    private let storage = Mutex((Int64(-1), Int64(-1)))
+    func set(_ total: Int64, _ expected: Int64) { storage.withLock { $0 = (total, expected) } }
+    var value: (Int64, Int64) { storage.withLock { $0 } }
+}
