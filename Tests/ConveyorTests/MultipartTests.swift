@@ -15,7 +15,17 @@ struct MultipartTests {
         }
         deinit { try? FileManager.default.removeItem(at: url) }
         func file(_ name: String, bytes: Int, seed: UInt8 = 7) throws -> (URL, Data) {
-            let data = Data((0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
+            // A 64 kB pseudo-random block, repeated with a varying first byte: cheap to build in
+            // a debug build, and no two blocks alike, so a misplaced block would be noticed.
+            let block = Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed) &+ ($0 >> 8)) })
+            var data = Data(capacity: bytes)
+            var index = 0
+            while data.count < bytes {
+                var next = block.prefix(bytes - data.count)
+                next[next.startIndex] = UInt8(truncatingIfNeeded: index)
+                data.append(next)
+                index += 1
+            }
             let url = url.appendingPathComponent(name)
             try data.write(to: url)
             return (url, data)
