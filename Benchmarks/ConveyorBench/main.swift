@@ -7,6 +7,11 @@ import ConveyorTesting
 import Foundation
 
 let arguments = CommandLine.arguments
+if let index = arguments.firstIndex(of: "--child-multipart") {
+    // Runs in a child process, so its peak RSS is the upload's alone.
+    try await MultipartMemory.runChild(baseURL: URL(string: arguments[index + 1])!, megabytes: Int(arguments[index + 2])!)
+    exit(0)
+}
 func option(_ name: String) -> Int? {
     arguments.firstIndex(of: name).flatMap { Int(arguments[min($0 + 1, arguments.count - 1)]) }
 }
@@ -100,10 +105,14 @@ for (scenario, inFlight) in [("\(requestCount) sequential small GETs", 1), ("\(r
 }
 server.stop()
 
+let multipartMegabytes = option("--multipart-mb") ?? (smoke ? 5 : 200)
+let multipart = try MultipartMemory.measure(megabytes: multipartMegabytes)
+
 if arguments.contains("--json") {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-    print(String(decoding: try encoder.encode(rows), as: UTF8.self))
+    struct Report: Codable { let rows: [Row]; let multipart: MultipartMemory.Result }
+    print(String(decoding: try encoder.encode(Report(rows: rows, multipart: multipart)), as: UTF8.self))
 } else {
     print("conveyor-bench: \(requestCount) requests, median of \(reps) rep(s)\(smoke ? " (smoke mode: numbers are meaningless)" : "")")
     var scenario = ""
@@ -113,4 +122,7 @@ if arguments.contains("--json") {
         let name = row.client.padding(toLength: 24, withPad: " ", startingAt: 0)
         print("  \(name)" + String(format: " %8.3f s  %7.1f µs/request", row.medianSeconds, row.microsecondsPerRequest) + ratios)
     }
+    print("\n\(multipart.megabytes) MB multipart upload from a file, in a child process")
+    print(String(format: "  peak RSS %.1f MB (a child that only starts a client: %.1f MB), %.2f s, server received %d bytes",
+                 multipart.peakRSSMegabytes, multipart.baselineRSSMegabytes, multipart.seconds, multipart.bytesReceived))
 }

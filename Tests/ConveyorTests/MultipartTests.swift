@@ -165,6 +165,26 @@ struct MultipartTests {
         #expect(MIMEType.byExtension.count >= 100)
     }
 
+    @Test("throttleBandwidth sends the body in delayed packets, whole, from memory and from disk", arguments: [Int64(10_000_000), 0])
+    func throttled(threshold: Int64) async throws {
+        let scratch = try Scratch()
+        try await withServer(configuration: configuration(threshold: threshold, scratch: scratch)) { server, client in
+            let (fileURL, fileData) = try scratch.file("t.bin", bytes: 64 * 1024)
+            let start = ContinuousClock.now
+            let elapsed = await withCheckedContinuation { continuation in
+                client.post("post", constructingBody: { form in
+                    try form.append(fileURL: fileURL, name: "t")
+                    form.throttleBandwidth(packetSize: 16 * 1024, delay: 0.1)
+                }, success: { _, _ in continuation.resume(returning: ContinuousClock.now - start) },
+                   failure: { _, error in Issue.record("\(error)"); continuation.resume(returning: .zero) })
+            }
+            // 64 kB plus headers in 16 kB packets: at least 4 delays of 0.1 s.
+            #expect(elapsed >= .milliseconds(400))
+            #expect(try server.receivedRequests.last?.multipartParts().first?.body == fileData)
+            #expect(scratch.leftoverBodies.isEmpty)
+        }
+    }
+
     @Test("Upload progress is reported for a plain form POST too")
     func plainUploadProgress() async throws {
         try await withServer { _, client in

@@ -31,18 +31,36 @@ extension HTTPClient {
         try constructingBody(form)
         request.setValue(form.contentType, forHTTPHeaderField: "Content-Type")
         request.setValue(String(form.contentLength), forHTTPHeaderField: "Content-Length")
-        if form.contentLength <= configuration.multipartMemoryThreshold {
+        let inMemory = form.contentLength <= configuration.multipartMemoryThreshold
+        if inMemory, form.throttle == nil {
             request.httpBody = try form.encode()
             return request
         }
+        if let throttle = form.throttle {
+            #if !canImport(Darwin)
+            // corelibs sends stream bodies chunked; a Content-Length beside chunking is invalid.
+            request.setValue(nil, forHTTPHeaderField: "Content-Length")
+            #endif
+            if inMemory {
+                request.httpBodyStream = ThrottledInputStream(
+                    source: .data(try form.encode()), length: form.contentLength, packetSize: throttle.packetSize, delay: throttle.delay
+                )
+                return request
+            }
+        }
         let file = configuration.temporaryDirectory.appendingPathComponent("conveyor-multipart-\(UUID().uuidString)")
         try form.writeEncodedData(to: file)
-        guard let stream = InputStream(url: file) else {
+        let stream: InputStream
+        if let throttle = form.throttle {
+            stream = ThrottledInputStream(source: .file(file), length: form.contentLength, packetSize: throttle.packetSize, delay: throttle.delay)
+        } else if let fileStream = InputStream(url: file) {
+            stream = fileStream
+        } else {
             try? FileManager.default.removeItem(at: file)
             throw ConveyorError.multipartEncodingFailed(reason: .fileNotReadable(file))
         }
         request.httpBodyStream = stream
-        UploadBodyFiles.shared.register(stream, file: file, isTemporary: true)
+        UploadBodyFiles.shared.register(stream, file: file, isTemporary: true, uploadsFromFile: form.throttle == nil)
         return request
     }
 

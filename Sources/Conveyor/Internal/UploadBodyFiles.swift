@@ -18,13 +18,16 @@ final class UploadBodyFiles: Sendable {
         let file: URL
         /// Conveyor created the file and removes it when the operation ends.
         let isTemporary: Bool
+        /// Upload the file itself (false: the stream is sent, as for a throttled body).
+        let uploadsFromFile: Bool
     }
 
     private let entries = Mutex<[ObjectIdentifier: (stream: UncheckedSendableBox<InputStream>, entry: Entry)]>([:])
 
-    func register(_ stream: InputStream, file: URL, isTemporary: Bool) {
+    func register(_ stream: InputStream, file: URL, isTemporary: Bool, uploadsFromFile: Bool = true) {
         // The stream itself is kept so its identifier cannot be reused while registered.
-        entries.withLock { $0[ObjectIdentifier(stream)] = (UncheckedSendableBox(value: stream), Entry(file: file, isTemporary: isTemporary)) }
+        let entry = Entry(file: file, isTemporary: isTemporary, uploadsFromFile: uploadsFromFile)
+        entries.withLock { $0[ObjectIdentifier(stream)] = (UncheckedSendableBox(value: stream), entry) }
     }
 
     func entry(for request: URLRequest) -> Entry? {

@@ -164,7 +164,7 @@ extension HTTPRequestOperation {
             state.lastActivity = .now()
             return state.transport
         }
-        let task = transport.startTask(for: request, bodyFile: UploadBodyFiles.shared.entry(for: request)?.file, delegate: self)
+        let task = transport.startTask(for: request, bodyFile: UploadBodyFiles.shared.entry(for: request).flatMap { $0.uploadsFromFile ? $0.file : nil }, delegate: self)
         let stillWanted = mutableState.withLock { state -> Bool in
             guard !state.completionClaimed else { return false }
             state.task = task

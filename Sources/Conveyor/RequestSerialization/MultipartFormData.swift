@@ -30,6 +30,8 @@ public final class MultipartFormData {
     }
 
     private(set) var parts: [Part] = []
+    /// Set by ``throttleBandwidth(packetSize:delay:)``.
+    private(set) var throttle: (packetSize: Int, delay: TimeInterval)?
 
     /// Creates an empty body.
     /// - Parameter boundary: The boundary; default a random one that cannot occur in the parts' headers.
@@ -115,6 +117,19 @@ public final class MultipartFormData {
         for (name, value) in headers { safe[Self.singleLine(name)] = Self.singleLine(value) }
         let name = safe["Content-Disposition"] ?? ""
         parts.append(Part(headers: safe, body: .data(body), length: Int64(body.count), name: name))
+    }
+
+    /// Slows the upload down: at most `packetSize` bytes are handed to the connection per
+    /// read, with `delay` seconds before each packet after the first (AFNetworking's
+    /// `throttleBandwidthWithPacketSize:delay:`, for flaky mobile links). Off by default.
+    ///
+    /// A throttled body is sent as a stream; on Linux URLSession sends every stream body with
+    /// chunked transfer encoding (no `Content-Length`), so the server must accept chunked uploads.
+    /// - Parameters:
+    ///   - packetSize: Bytes per packet; AFNetworking's default was 16 kB.
+    ///   - delay: Seconds before each packet after the first; AFNetworking's default was 0.2.
+    public func throttleBandwidth(packetSize: Int = 16 * 1024, delay: TimeInterval = 0.2) {
+        throttle = (packetSize, delay)
     }
 
     // MARK: - Headers

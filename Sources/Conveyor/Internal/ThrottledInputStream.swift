@@ -1,0 +1,75 @@
+import Foundation
+
+/// A request body stream that hands out at most `packetSize` bytes per read and waits `delay`
+/// before each packet after the first: AFNetworking's `throttleBandwidthWithPacketSize:delay:`.
+///
+/// It reads from a file or from memory, never both into memory at once. It overrides every
+/// stream property URLSession consults, `streamError` included: corelibs' own implementation
+/// traps when there is no error.
+/// Not Sendable (InputStream is not): URLSession reads a body stream from one thread at a time.
+final class ThrottledInputStream: InputStream {
+    enum Source {
+        case data(Data)
+        case file(URL)
+    }
+
+    private let source: Source
+    private let packetSize: Int
+    private let delay: TimeInterval
+    private var handle: FileHandle?
+    private var offset = 0
+    private let length: Int
+    private var status: Stream.Status = .notOpen
+    private var packetsSent = 0
+
+    init(source: Source, length: Int64, packetSize: Int, delay: TimeInterval) {
+        self.source = source
+        self.length = Int(length)
+        self.packetSize = max(1, packetSize)
+        self.delay = max(0, delay)
+        super.init(data: Data())
+    }
+
+    override func open() {
+        if case let .file(url) = source { handle = try? FileHandle(forReadingFrom: url) }
+        status = .open
+    }
+
+    override func close() {
+        try? handle?.close()
+        handle = nil
+        status = .closed
+    }
+
+    override var streamStatus: Stream.Status { status }
+    override var streamError: (any Error)? { nil }
+    override var hasBytesAvailable: Bool { offset < length }
+
+    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) -> Int {
+        guard offset < length else {
+            status = .atEnd
+            return 0
+        }
+        if packetsSent > 0, delay > 0 { Thread.sleep(forTimeInterval: delay) }
+        let count = min(maxLength, packetSize, length - offset)
+        let chunk: Data
+        switch source {
+        case let .data(data):
+            chunk = data.subdata(in: offset..<(offset + count))
+        case .file:
+            guard let read = try? handle?.read(upToCount: count), !read.isEmpty else {
+                status = .error
+                return -1
+            }
+            chunk = read
+        }
+        chunk.copyBytes(to: buffer, count: chunk.count)
+        offset += chunk.count
+        packetsSent += 1
+        return chunk.count
+    }
+
+    override func getBuffer(_ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length: UnsafeMutablePointer<Int>) -> Bool {
+        false
+    }
+}
