@@ -18,6 +18,8 @@ extension LocalHTTPServer {
     /// | `/bearer` | 200 with any `Bearer` token, else 401 |
     /// | `/response-headers?Name=value` | those headers, and a JSON echo of them |
     /// | `/json`, `/html`, `/xml`, `/text` | fixed documents |
+    /// | `/image/{format}` | a 3 x 2 sample image (``SampleImages``) |
+    /// | `/encoding/utf8` | multilingual UTF-8 text |
     /// | `/drip?numbytes=&duration=` | bytes spread over `duration` seconds |
     /// | `/fault/{name}` | the ``Fault`` of that name |
     func builtInResponse(to request: Request) -> Response {
@@ -71,6 +73,11 @@ extension LocalHTTPServer {
             var response = Response.json(Dictionary(request.queryItems.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 }))
             for (name, value) in request.queryItems { response.headers[name] = value }
             return response
+        case "image":
+            guard let sample = argument.flatMap(SampleImages.named) else { return .text("formats: png jpeg gif webp webp-lossy bmp tiff ico\n", status: 404) }
+            return Response(headers: ["Content-Type": sample.mimeType], body: .data(sample.data))
+        case "encoding":
+            return .text("UTF-8 encoded sample: ∮ E⋅da = Q, 日本語, Ελληνικά, русский, 🎉\n", contentType: "text/html; charset=utf-8")
         case "json":
             return .json(["slideshow": ["author": "Conveyor", "title": "Sample", "slides": [["title": "One"], ["title": "Two"]]]])
         case "html":

@@ -21,14 +21,19 @@ struct AsyncAPITests {
         }
     }
 
-    @Test("A body that does not decode is responseSerializationFailed with the body")
+    @Test("A JSON body that does not decode is responseSerializationFailed with the body; HTML is refused by type")
     func decodingFailure() async throws {
         try await withServer { _, client in
             await #expect {
-                try await client.get("html", as: Echo.self)
+                try await client.get("json", as: Echo.self)
             } throws: { error in
                 guard case let .responseSerializationFailed(underlying, _, data) = error as? ConveyorError else { return false }
-                return underlying is DecodingError && data.map { String(decoding: $0, as: UTF8.self) }?.contains("<html>") == true
+                return underlying is DecodingError && data.map { String(decoding: $0, as: UTF8.self) }?.contains("slideshow") == true
+            }
+            await #expect {
+                try await client.get("html", as: Echo.self)
+            } throws: { error in
+                if case .unacceptableContentType("text/html", _, _, _) = error as? ConveyorError { true } else { false }
             }
         }
     }

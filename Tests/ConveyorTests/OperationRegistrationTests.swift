@@ -11,7 +11,9 @@ final class TestFormatOperation: HTTPRequestOperation, @unchecked Sendable {
 }
 
 /// Handles every request.
-final class CatchAllOperation: HTTPRequestOperation, @unchecked Sendable {}
+final class CatchAllOperation: HTTPRequestOperation, @unchecked Sendable {
+    override class func canProcess(_ request: URLRequest) -> Bool { true }
+}
 
 @Suite("Operation classes are chosen by registration and canProcess")
 struct OperationRegistrationTests {

@@ -16,6 +16,8 @@ public enum ConveyorError: Error, Sendable {
     /// A multipart body could not be built: a file is missing, unreadable or a directory, a
     /// stream ended early, or the temporary body file could not be written.
     case multipartEncodingFailed(reason: MultipartEncodingFailureReason)
+    /// A download could not be written to, or moved to, its destination file.
+    case downloadFailed(reason: DownloadFailureReason)
     /// The server answered with a status code outside the operation's acceptable set.
     case unacceptableStatusCode(Int, response: HTTPURLResponse, data: Data?)
     /// The response's `Content-Type` is not one the operation accepts.
@@ -83,6 +85,28 @@ public enum ConveyorError: Error, Sendable {
         }
     }
 
+    /// Why a download could not be stored.
+    public enum DownloadFailureReason: Sendable, CustomStringConvertible {
+        /// The partial file next to the destination could not be created (read-only or missing directory).
+        case cannotCreateFile(URL, any Error)
+        /// Writing a chunk failed (disk full, I/O error); the partial file was removed.
+        case writeFailed(URL, any Error)
+        /// A file already exists at the destination and replacing it was not allowed.
+        case destinationExists(URL)
+        /// The finished download could not be moved to the destination.
+        case cannotMoveFile(to: URL, any Error)
+
+        /// A readable explanation naming the path.
+        public var description: String {
+            switch self {
+            case let .cannotCreateFile(url, error): return "cannot create \(url.path): \(error.localizedDescription)"
+            case let .writeFailed(url, error): return "writing \(url.path) failed: \(error.localizedDescription)"
+            case let .destinationExists(url): return "\(url.path) already exists (use .removePreviousFile to replace it)"
+            case let .cannotMoveFile(url, error): return "cannot move the download to \(url.path): \(error.localizedDescription)"
+            }
+        }
+    }
+
     /// Why an operation was cancelled.
     public enum CancellationReason: Sendable, Equatable, CustomStringConvertible {
         /// `cancel()` was called on the operation, its queue or its client, or the awaiting Task was cancelled.
@@ -138,7 +162,7 @@ extension ConveyorError {
             return response
         case let .redirectFailed(.tooManyRedirects(_, response)), let .redirectFailed(.invalidLocation(_, response)):
             return response
-        case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .cancelled, .timedOut, .network:
+        case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .cancelled, .timedOut, .network:
             return nil
         }
     }
@@ -150,7 +174,7 @@ extension ConveyorError {
             return data
         case let .responseSerializationFailed(_, _, data), let .authenticationFailed(_, data):
             return data
-        case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .cancelled, .timedOut, .network, .redirectFailed:
+        case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .cancelled, .timedOut, .network, .redirectFailed:
             return nil
         }
     }
@@ -161,6 +185,9 @@ extension ConveyorError {
         case let .responseSerializationFailed(underlying, _, _): return underlying
         case let .parameterEncodingFailed(.encoderFailed(underlying)): return underlying
         case let .multipartEncodingFailed(.bodyFileWriteFailed(_, underlying)): return underlying
+        case let .downloadFailed(.cannotCreateFile(_, underlying)), let .downloadFailed(.writeFailed(_, underlying)),
+             let .downloadFailed(.cannotMoveFile(_, underlying)):
+            return underlying
         case let .network(error): return error
         default: return nil
         }
@@ -186,6 +213,8 @@ extension ConveyorError: CustomStringConvertible, LocalizedError {
             return "Parameter encoding failed: \(reason)."
         case let .multipartEncodingFailed(reason):
             return "Multipart encoding failed: \(reason)."
+        case let .downloadFailed(reason):
+            return "Download failed: \(reason)."
         case let .unacceptableStatusCode(code, response, data):
             return "Request failed: unacceptable status code \(code) (\(HTTPURLResponse.localizedString(forStatusCode: code))) from \(Self.describe(response))\(Self.preview(data))."
         case let .unacceptableContentType(type, acceptable, response, data):

@@ -58,6 +58,10 @@ extension HTTPRequestOperation {
         var startTime: DispatchTime?
         var firstByteTime: DispatchTime?
         var bytesSent: Int64 = 0
+        /// Body bytes of the current response, in memory or in `bodyFile`.
+        var bytesReceived: Int64 = 0
+        /// Where the current response's body goes when not into `data` (file downloads).
+        var bodyFile: ResponseBodyFile?
         var uploadProgress: ProgressHandler?
         var downloadProgress: ProgressHandler?
         var metrics: OperationMetrics?
@@ -132,8 +136,10 @@ extension HTTPRequestOperation {
         guard let claimed else { return }
         claimed.timer?.value.cancel()
         if case .failure = result { claimed.task?.cancel() }
-        // A multipart body file Conveyor wrote is removed however the operation ended.
+        // A multipart body file Conveyor wrote is removed however the operation ended, and so
+        // is a partial download that did not succeed.
         UploadBodyFiles.shared.finish(request)
+        if case .failure = result { mutableState.withLock { $0.bodyFile }?.discard() }
         transition(to: .finished)
         NotificationCenter.default.post(name: .conveyorOperationDidFinish, object: self)
 
@@ -161,6 +167,7 @@ extension HTTPRequestOperation {
             state.currentRequest = request
             state.response = nil
             state.data = Data()
+            state.bytesReceived = 0
             state.lastActivity = .now()
             return state.transport
         }
@@ -199,25 +206,25 @@ extension HTTPRequestOperation {
         }
     }
 
-    /// Validates and serializes the final response, off the callback queue.
+    /// Validates and serializes the final response, off the callback queue (see
+    /// ``ResponseSerializer`` for the order of the checks).
     private func process(_ response: HTTPURLResponse) {
-        let (request, data, codes, types, serializer) = mutableState.withLock {
-            ($0.currentRequest, $0.data, $0.acceptableStatusCodes, $0.acceptableContentTypes, $0.responseSerializer)
+        let (request, data, received, codes, types, serializer) = mutableState.withLock {
+            ($0.currentRequest, $0.data, $0.bytesReceived, $0.acceptableStatusCodes,
+             $0.acceptableContentTypes ?? $0.responseSerializer.acceptableContentTypes, $0.responseSerializer)
         }
         let body = data.isEmpty ? nil : data
         guard codes.contains(response.statusCode) else {
             finish(.failure(.unacceptableStatusCode(response.statusCode, response: response, data: body)))
             return
         }
-        if let types, !types.isEmpty {
-            let type = response.mimeType?.lowercased()
-            guard let type, types.contains(type) else {
-                finish(.failure(.unacceptableContentType(type, acceptable: types, response: response, data: body)))
-                return
-            }
+        let bodiless = received == 0 && (response.statusCode == 204 || response.statusCode == 205 || request.httpMethod == "HEAD")
+        if received > 0, let types, !types.isEmpty, !ContentTypes.matches(response.mimeType, types) {
+            finish(.failure(.unacceptableContentType(response.mimeType?.lowercased(), acceptable: types, response: response, data: body)))
+            return
         }
         do {
-            let value = try serializer.serialize(request: request, response: response, data: data)
+            let value = try serializeResponse(request: request, response: response, data: data, bodiless: bodiless, serializer: serializer)
             finish(.success(UncheckedSendableBox(value: value)))
         } catch let error as ConveyorError {
             finish(.failure(error))
@@ -249,18 +256,34 @@ extension HTTPRequestOperation {
 
 extension HTTPRequestOperation: TransportTaskDelegate {
     func transportDidReceive(response: HTTPURLResponse) {
-        mutableState.withLock { state in
+        let previous = mutableState.withLock { state in
             state.response = response
             state.lastActivity = .now()
             if state.firstByteTime == nil { state.firstByteTime = .now() }
+            defer { state.bodyFile = nil }
+            return state.bodyFile
+        }
+        previous?.discard()
+        do {
+            let file = try makeBodyFile(for: response)
+            mutableState.withLock { $0.bodyFile = file }
+        } catch {
+            finish(.failure(error as? ConveyorError ?? .downloadFailed(reason: .cannotCreateFile(URL(fileURLWithPath: "/"), error))))
         }
     }
 
     func transportDidReceive(data: Data) {
-        let (handler, queue, total, expected) = mutableState.withLock { state in
-            state.data.append(data)
+        let (file, handler, queue, total, expected) = mutableState.withLock { state in
+            if state.bodyFile == nil { state.data.append(data) }
+            state.bytesReceived += Int64(data.count)
             state.lastActivity = .now()
-            return (state.downloadProgress, state.callbackQueue, Int64(state.data.count), state.response?.expectedContentLength ?? -1)
+            return (state.bodyFile, state.downloadProgress, state.callbackQueue, state.bytesReceived, state.response?.expectedContentLength ?? -1)
+        }
+        do {
+            try file?.write(data)
+        } catch {
+            finish(.failure(error as? ConveyorError ?? .downloadFailed(reason: .writeFailed(file!.url, error))))
+            return
         }
         if let handler { queue.async { handler(Int64(data.count), total, expected) } }
     }

@@ -40,10 +40,31 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     }
 
     /// Whether this class can handle `request`; ``HTTPClient`` asks registered classes, newest
-    /// first, and uses the first that answers true. The base class accepts every request.
+    /// first, and uses the first that answers true.
+    ///
+    /// The base class accepts every request. A subclass accepts a request whose `Accept` header
+    /// lists one of its ``processableContentTypes``, or whose URL path ends in one of its
+    /// ``processablePathExtensions`` — as in AFNetworking. This is why a client with
+    /// `JSONRequestOperation` registered still builds a plain operation for a request without
+    /// `Accept: application/json`: set that default header (or use a `.json` URL).
     /// - Parameter request: The request about to be sent.
     /// - Returns: true when the class should be used for it.
-    open class func canProcess(_ request: URLRequest) -> Bool { true }
+    open class func canProcess(_ request: URLRequest) -> Bool {
+        if self == HTTPRequestOperation.self { return true }
+        let accepted = (request.value(forHTTPHeaderField: "Accept") ?? "").split(separator: ",").compactMap {
+            $0.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        }
+        if accepted.contains(where: { ContentTypes.matches($0, processableContentTypes) }) { return true }
+        let pathExtension = (request.url?.path as NSString?)?.pathExtension.lowercased() ?? ""
+        return !pathExtension.isEmpty && processablePathExtensions.contains(pathExtension)
+    }
+
+    /// The MIME types whose presence in `Accept` makes ``canProcess(_:)`` choose this class.
+    /// Empty for the base class.
+    open class var processableContentTypes: Set<String> { [] }
+
+    /// The URL path extensions that make ``canProcess(_:)`` choose this class. Empty for the base class.
+    open class var processablePathExtensions: Set<String> { [] }
 
     // MARK: - Operation
 
@@ -67,6 +88,21 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// Whether the operation has finished (the completion block has been scheduled).
     open override var isFinished: Bool { mutableState.withLock { $0.state == .finished } }
 
+    // MARK: - Hooks for subclasses in this module (declared here: extension members cannot be overridden)
+
+    /// Produces the success value. File downloads override it to move their file into place.
+    func serializeResponse(
+        request: URLRequest, response: HTTPURLResponse, data: Data, bodiless: Bool, serializer: any ResponseSerializer
+    ) throws -> Any? {
+        bodiless
+            ? try serializer.emptyResponseValue(request: request, response: response)
+            : try serializer.serialize(request: request, response: response, data: data)
+    }
+
+    /// Where the body of `response` goes: nil keeps it in memory (the default); file
+    /// downloads return a file for responses they will keep.
+    func makeBodyFile(for response: HTTPURLResponse) throws -> ResponseBodyFile? { nil }
+
     // MARK: - Configuration
 
     /// The queue the completion blocks run on. Default: the client's callback queue, or
@@ -82,10 +118,12 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
         set { mutableState.withLock { $0.acceptableStatusCodes = newValue } }
     }
 
-    /// MIME types (lower-case, without parameters) that count as success; nil accepts any.
-    /// Default nil for the base class.
+    /// MIME types (without parameters; `type/*`, `*/*` and `+json`-style suffixes allowed) a
+    /// non-empty body must have. Reads the value set on this operation, else the
+    /// ``responseSerializer``'s (`nil`, any type, for the base class's data serializer).
+    /// Setting nil returns to the serializer's; set `["*/*"]` to accept anything.
     public var acceptableContentTypes: Set<String>? {
-        get { mutableState.withLock { $0.acceptableContentTypes } }
+        get { mutableState.withLock { $0.acceptableContentTypes ?? $0.responseSerializer.acceptableContentTypes } }
         set { mutableState.withLock { $0.acceptableContentTypes = newValue?.lowercasedSet } }
     }
 
@@ -158,7 +196,7 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     public var responseString: String? {
         let (data, charset) = mutableState.withLock { ($0.data, $0.response?.textEncodingName) }
         guard !data.isEmpty else { return nil }
-        return TextEncoding.decode(data, charset: charset)
+        return try? CharsetDecoder.decode(data, charset: charset)
     }
 
     /// The value the ``responseSerializer`` produced; nil until the operation succeeded.

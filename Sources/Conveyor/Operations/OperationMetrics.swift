@@ -25,7 +25,7 @@ public struct OperationMetrics: Sendable, Equatable {
         startDate = state.startDate ?? Date()
         duration = seconds(now)
         timeToFirstResponse = state.firstByteTime.map(seconds)
-        bytesReceived = state.data.count
+        bytesReceived = Int(state.bytesReceived)
         bytesSent = state.bytesSent
         redirectCount = state.redirectCount
     }

@@ -5,12 +5,32 @@ import FoundationNetworking
 
 /// Turns a validated response body into a value.
 ///
-/// Operations validate status code and content type first (``HTTPRequestOperation/acceptableStatusCodes``,
-/// ``HTTPRequestOperation/acceptableContentTypes``), then call the serializer off the callback
-/// queue. Presets: ``DataResponseSerializer/data``, ``DecodableResponseSerializer/decodable(_:decoder:)``.
+/// Validation is shared by every serializer and runs in the operation, in this order:
+/// 1. the status code must be in the operation's ``HTTPRequestOperation/acceptableStatusCodes``;
+/// 2. a body-less answer (204, 205, or any response to HEAD, with an empty body) produces
+///    ``emptyResponseValue(request:response:)`` without parsing;
+/// 3. a non-empty body's MIME type must match the operation's
+///    ``HTTPRequestOperation/acceptableContentTypes``, which default to this serializer's
+///    ``acceptableContentTypes`` — per operation, never global;
+/// 4. ``serialize(request:response:data:)`` runs off the callback queue.
+///
+/// Presets: `.data`, `.string`, `.json`, `.decodable(T.self)`, `.propertyList`, `.xmlParser`,
+/// `.xmlTree`, `.image`, and ``CompoundResponseSerializer`` to try several in order.
 public protocol ResponseSerializer: Sendable {
     /// The value produced.
     associatedtype Output
+
+    /// The MIME types this serializer understands (lower-case; `+json` style suffixes and
+    /// `type/*` wildcards allowed); nil accepts any. Default nil.
+    var acceptableContentTypes: Set<String>? { get }
+
+    /// The value for a response that by HTTP's rules has no body (204, 205, HEAD).
+    /// - Parameters:
+    ///   - request: The request sent last.
+    ///   - response: The response head.
+    /// - Returns: The empty value (empty `Data`, `""`, `NSNull` for JSON).
+    /// - Throws: When the type has no empty value (the default): a Decodable model, an image.
+    func emptyResponseValue(request: URLRequest, response: HTTPURLResponse) throws -> Output
 
     /// Produces the value for a response.
     /// - Parameters:
@@ -22,10 +42,64 @@ public protocol ResponseSerializer: Sendable {
     func serialize(request: URLRequest, response: HTTPURLResponse, data: Data) throws -> Output
 }
 
+extension ResponseSerializer {
+    /// Accepts any content type.
+    public var acceptableContentTypes: Set<String>? { nil }
+
+    /// Throws ``ResponseSerializationError/emptyBody``: most types have no empty value.
+    public func emptyResponseValue(request: URLRequest, response: HTTPURLResponse) throws -> Output {
+        throw ResponseSerializationError.emptyBody(status: response.statusCode)
+    }
+}
+
+/// Why a serializer could not produce a value (the `underlying` error of
+/// ``ConveyorError/responseSerializationFailed(underlying:response:data:)``).
+public enum ResponseSerializationError: Error, Sendable, CustomStringConvertible {
+    /// The response had no body, and the requested type has no empty value.
+    case emptyBody(status: Int)
+    /// The charset named by the response is unknown to Foundation and iconv.
+    case unknownCharset(String)
+    /// The bytes are not valid in the charset the response named.
+    case invalidText(charset: String)
+    /// The body is not an image, or not of the type the response claimed.
+    case notAnImage(claimed: String?, detected: String?)
+    /// The body is not valid XML.
+    case invalidXML(line: Int, column: Int, reason: String)
+
+    /// A readable explanation.
+    public var description: String {
+        switch self {
+        case let .emptyBody(status): return "the \(status) response has no body to decode"
+        case let .unknownCharset(name): return "unknown charset \"\(name)\""
+        case let .invalidText(charset): return "the body is not valid \(charset) text"
+        case let .notAnImage(claimed, detected):
+            return "the body is \(detected.map { "a \($0) image" } ?? "not a recognised image")\(claimed.map { ", but the response claims \($0)" } ?? "")"
+        case let .invalidXML(line, column, reason): return "invalid XML at \(line):\(column): \(reason)"
+        }
+    }
+}
+
+/// Matches MIME types against acceptable sets with `type/*`, `*/*` and `+suffix` entries.
+enum ContentTypes {
+    static func matches(_ mimeType: String?, _ acceptable: Set<String>) -> Bool {
+        guard let mimeType = mimeType?.lowercased() else { return false }
+        if acceptable.contains(mimeType) || acceptable.contains("*/*") { return true }
+        let parts = mimeType.split(separator: "/", maxSplits: 1)
+        if parts.count == 2 {
+            if acceptable.contains("\(parts[0])/*") { return true }
+            if let plus = parts[1].lastIndex(of: "+"), acceptable.contains(String(parts[1][plus...])) { return true }
+        }
+        return false
+    }
+}
+
 /// Passes the body through unchanged.
 public struct DataResponseSerializer: ResponseSerializer {
     /// Creates the serializer.
     public init() {}
+
+    /// Empty `Data`.
+    public func emptyResponseValue(request: URLRequest, response: HTTPURLResponse) throws -> Data { Data() }
 
     /// Returns `data` itself.
     public func serialize(request: URLRequest, response: HTTPURLResponse, data: Data) throws -> Data { data }
@@ -34,33 +108,4 @@ public struct DataResponseSerializer: ResponseSerializer {
 extension ResponseSerializer where Self == DataResponseSerializer {
     /// The body's bytes, unchanged. The default of ``HTTPRequestOperation``.
     public static var data: DataResponseSerializer { DataResponseSerializer() }
-}
-
-/// Decodes the body into a `Decodable` value with a `JSONDecoder`.
-public struct DecodableResponseSerializer<Value: Decodable>: ResponseSerializer {
-    /// The decoder used.
-    public let decoder: JSONDecoder
-
-    /// Creates the serializer.
-    /// - Parameter decoder: The decoder; default a plain `JSONDecoder()`.
-    public init(decoder: JSONDecoder = JSONDecoder()) { self.decoder = decoder }
-
-    /// Decodes `data` as `Value`.
-    /// - Throws: The decoder's `DecodingError`.
-    public func serialize(request: URLRequest, response: HTTPURLResponse, data: Data) throws -> Value {
-        try decoder.decode(Value.self, from: data)
-    }
-}
-
-extension ResponseSerializer {
-    /// Decodes the body as JSON into `type`.
-    /// - Parameters:
-    ///   - type: The type to decode.
-    ///   - decoder: The decoder; default a plain `JSONDecoder()`.
-    /// - Returns: The serializer.
-    public static func decodable<Value: Decodable>(
-        _ type: Value.Type, decoder: JSONDecoder = JSONDecoder()
-    ) -> DecodableResponseSerializer<Value> where Self == DecodableResponseSerializer<Value> {
-        DecodableResponseSerializer(decoder: decoder)
-    }
 }

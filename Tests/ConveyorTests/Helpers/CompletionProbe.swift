@@ -68,6 +68,9 @@ final class CompletionProbe: Sendable {
         return state.withLock { $0.outcomes.count }
     }
 
+    /// Whether the caller runs on `queue`.
+    var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
+
     /// Whether every block ran on `queue`.
     var allOnQueue: Bool { state.withLock { $0.onQueue.allSatisfy { $0 } } }
 }

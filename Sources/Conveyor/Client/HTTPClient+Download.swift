@@ -1,0 +1,81 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension HTTPClient {
+    /// Enqueues a `GET` whose body streams into a file.
+    /// - Parameters:
+    ///   - path: Resolved against ``baseURL``.
+    ///   - parameters: Encoded into the query; nil for none.
+    ///   - destination: Where the file goes.
+    ///   - options: How the destination is prepared; default `.createIntermediateDirectories`.
+    ///   - progress: Called on the callback queue with (bytes, total so far, expected or -1); nil for none.
+    ///   - success: Run with the operation and the file's URL.
+    ///   - failure: Run with the operation and the error.
+    /// - Returns: The enqueued ``FileDownloadOperation``.
+    @discardableResult
+    public func download(
+        _ path: String, parameters: Parameters? = nil, to destination: FileDownloadOperation.Destination,
+        options: FileDownloadOperation.Options = [.createIntermediateDirectories],
+        progress: HTTPRequestOperation.ProgressHandler? = nil,
+        success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
+    ) -> FileDownloadOperation {
+        let operation: FileDownloadOperation
+        do {
+            operation = downloadOperation(
+                for: try request(method: .get, path: path, parameters: parameters), to: destination, options: options, progress: progress
+            )
+        } catch {
+            operation = downloadOperation(for: URLRequest(url: baseURL), to: destination, options: options, progress: progress)
+            let error = error as? ConveyorError ?? .parameterEncodingFailed(reason: .encoderFailed(error))
+            operation.mutableState.withLock { $0.preflightError = error }
+        }
+        operation.setCompletionBlock(success: success, failure: failure)
+        enqueue(operation)
+        return operation
+    }
+
+    /// Downloads into a file and returns its URL. Cancelling the Task cancels the download and
+    /// removes the partial file.
+    /// - Parameters:
+    ///   - path: Resolved against ``baseURL``.
+    ///   - parameters: Encoded into the query; nil for none.
+    ///   - destination: Where the file goes.
+    ///   - options: How the destination is prepared; default `.createIntermediateDirectories`.
+    ///   - progress: Called with (bytes, total so far, expected or -1); nil for none.
+    /// - Returns: The downloaded file.
+    /// - Throws: ``ConveyorError``; ``ConveyorError/downloadFailed(reason:)`` names the path on disk errors.
+    public func download(
+        _ path: String, parameters: Parameters? = nil, to destination: FileDownloadOperation.Destination,
+        options: FileDownloadOperation.Options = [.createIntermediateDirectories],
+        progress: HTTPRequestOperation.ProgressHandler? = nil
+    ) async throws -> URL {
+        let request = try request(method: .get, path: path, parameters: parameters)
+        let box = OperationCancellationBox()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let operation = downloadOperation(for: request, to: destination, options: options, progress: progress)
+                operation.setCompletionBlock(success: { operation, _ in
+                    continuation.resume(returning: (operation as! FileDownloadOperation).destinationURL!)
+                }, failure: { _, error in
+                    continuation.resume(throwing: error)
+                })
+                box.set(operation)
+                enqueue(operation)
+            }
+        } onCancel: {
+            box.cancel()
+        }
+    }
+
+    private func downloadOperation(
+        for request: URLRequest, to destination: FileDownloadOperation.Destination, options: FileDownloadOperation.Options,
+        progress: HTTPRequestOperation.ProgressHandler?
+    ) -> FileDownloadOperation {
+        let operation = FileDownloadOperation(request: request, destination: destination, options: options)
+        operation.adopt(from: self, defaultCredential: defaultCredential)
+        operation.setDownloadProgressBlock(progress)
+        return operation
+    }
+}

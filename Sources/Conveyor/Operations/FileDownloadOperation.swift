@@ -1,0 +1,168 @@
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// An operation that streams the response body into a file as it arrives; the bytes never
+/// accumulate in memory. Succeeds with the destination file's URL.
+///
+/// The body is written to a partial file beside the destination (so the final move is an
+/// atomic rename on the same file system) and moved into place only after a successful,
+/// validated response. Error responses stay in memory, so their body is in the error. Any
+/// failure (a full disk, a dropped connection, cancellation) removes the partial file.
+open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
+    // @unchecked Sendable: its one mutable property is kept behind `settings`, a Mutex; the
+    // rest lives in the base class's Mutex.
+
+    /// Where the file goes.
+    public enum Destination: Sendable {
+        /// Into a directory, named from `Content-Disposition`'s file name, else the URL's last
+        /// path component, else `download` (names are reduced to one safe path component).
+        case directory(URL)
+        /// To exactly this file.
+        case file(URL)
+        /// Decided from the response: called with the response and the suggested file name.
+        case custom(@Sendable (HTTPURLResponse, String) -> URL)
+    }
+
+    /// How the destination is prepared.
+    public struct Options: OptionSet, Sendable {
+        /// The raw value.
+        public let rawValue: Int
+        /// Creates options from a raw value.
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// Replace a file that already exists at the destination (otherwise: `destinationExists`).
+        public static let removePreviousFile = Options(rawValue: 1 << 0)
+        /// Create missing directories on the way to the destination.
+        public static let createIntermediateDirectories = Options(rawValue: 1 << 1)
+    }
+
+    private struct Settings {
+        var destination: Destination
+        var options: Options
+        var target: URL?
+    }
+    private let settings: Mutex<Settings>
+
+    /// Creates a download into the temporary directory, replacing a previous file of the same name.
+    /// - Parameter request: The request.
+    public required init(request: URLRequest) {
+        settings = Mutex(Settings(destination: .directory(FileManager.default.temporaryDirectory), options: [.removePreviousFile]))
+        super.init(request: request)
+        acceptableContentTypes = ["*/*"]
+    }
+
+    /// Creates a download.
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - destination: Where the file goes.
+    ///   - options: How the destination is prepared; default none.
+    public convenience init(request: URLRequest, destination: Destination, options: Options = []) {
+        self.init(request: request)
+        settings.withLock {
+            $0.destination = destination
+            $0.options = options
+        }
+    }
+
+    /// Where the file goes.
+    public var destination: Destination {
+        get { settings.withLock { $0.destination } }
+        set { settings.withLock { $0.destination = newValue } }
+    }
+
+    /// How the destination is prepared.
+    public var options: Options {
+        get { settings.withLock { $0.options } }
+        set { settings.withLock { $0.options = newValue } }
+    }
+
+    /// Never chosen by a client's registration: downloads are asked for explicitly.
+    open override class func canProcess(_ request: URLRequest) -> Bool { false }
+
+    /// The downloaded file; nil until the operation succeeded.
+    public var destinationURL: URL? { responseObject as? URL }
+
+    // MARK: - Streaming to the file
+
+    override func makeBodyFile(for response: HTTPURLResponse) throws -> ResponseBodyFile? {
+        guard acceptableStatusCodes.contains(response.statusCode),
+              !Self.redirectStatusCodes.contains(response.statusCode) || redirectPolicy.maximumRedirects == 0 else { return nil }
+        let (destination, options) = settings.withLock { ($0.destination, $0.options) }
+        let target = Self.target(for: destination, response: response)
+        let directory = target.deletingLastPathComponent()
+        if options.contains(.createIntermediateDirectories) {
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            } catch {
+                throw ConveyorError.downloadFailed(reason: .cannotCreateFile(directory, error))
+            }
+        }
+        if !options.contains(.removePreviousFile), FileManager.default.fileExists(atPath: target.path) {
+            throw ConveyorError.downloadFailed(reason: .destinationExists(target))
+        }
+        settings.withLock { $0.target = target }
+        return try ResponseBodyFile(url: directory.appendingPathComponent(".\(target.lastPathComponent).conveyor-partial-\(UUID().uuidString)"))
+    }
+
+    override func serializeResponse(
+        request: URLRequest, response: HTTPURLResponse, data: Data, bodiless: Bool, serializer: any ResponseSerializer
+    ) throws -> Any? {
+        let (file, target, options) = (mutableState.withLock { $0.bodyFile }, settings.withLock { $0.target }, options)
+        guard let file, let target else {
+            // No body file was opened (an empty 204): write what arrived so the caller still gets a file.
+            let target = Self.target(for: destination, response: response)
+            do { try data.write(to: target) } catch { throw ConveyorError.downloadFailed(reason: .writeFailed(target, error)) }
+            return target
+        }
+        try file.close()
+        do {
+            if options.contains(.removePreviousFile), FileManager.default.fileExists(atPath: target.path) {
+                try FileManager.default.removeItem(at: target)
+            }
+            try FileManager.default.moveItem(at: file.url, to: target)
+        } catch {
+            file.discard()
+            throw ConveyorError.downloadFailed(reason: .cannotMoveFile(to: target, error))
+        }
+        return target
+    }
+
+    static func target(for destination: Destination, response: HTTPURLResponse) -> URL {
+        let name = suggestedFileName(for: response)
+        switch destination {
+        case let .directory(directory): return directory.appendingPathComponent(name)
+        case let .file(url): return url
+        case let .custom(decide): return decide(response, name)
+        }
+    }
+
+    /// The file name from `Content-Disposition` (`filename*=UTF-8''…` preferred), else the
+    /// URL's last path component, reduced to one path component with no `..` so a server cannot
+    /// write outside the chosen directory.
+    static func suggestedFileName(for response: HTTPURLResponse) -> String {
+        var candidate: String?
+        if let disposition = response.value(forHTTPHeaderField: "Content-Disposition") {
+            var plain: String?
+            var extended: String?
+            for item in disposition.split(separator: ";").dropFirst() {
+                let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard pair.count == 2 else { continue }
+                let value = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                switch pair[0].lowercased() {
+                case "filename*":
+                    // RFC 8187: charset'language'percent-encoded
+                    let parts = value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
+                    extended = parts.count == 3 ? String(parts[2]).removingPercentEncoding : nil
+                case "filename": plain = value
+                default: break
+                }
+            }
+            candidate = extended ?? plain
+        }
+        if candidate == nil || candidate!.isEmpty { candidate = response.url?.lastPathComponent }
+        let safe = (candidate ?? "").replacingOccurrences(of: "\\", with: "/").split(separator: "/").last.map(String.init) ?? ""
+        return safe.isEmpty || safe == "." || safe == ".." ? "download" : safe
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Synchronization
+
+/// A file that response body chunks are appended to as they arrive, so a download never
+/// accumulates in memory.
+final class ResponseBodyFile: Sendable {
+    /// The partial file being written.
+    let url: URL
+    private struct State {
+        var handle: UncheckedSendableBox<FileHandle>?
+        var bytesWritten: Int64 = 0
+    }
+    // Only the transport's serial delegate queue writes; the Mutex makes the hand-over to the
+    // processing queue (which closes the file) explicit.
+    private let state: Mutex<State>
+
+    /// Creates (or truncates) the file.
+    /// - Throws: ``ConveyorError/downloadFailed(reason:)`` with `.cannotCreateFile`.
+    init(url: URL) throws {
+        self.url = url
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            throw ConveyorError.downloadFailed(reason: .cannotCreateFile(url, CocoaError(.fileWriteNoPermission)))
+        }
+        do {
+            state = Mutex(State(handle: UncheckedSendableBox(value: try FileHandle(forWritingTo: url))))
+        } catch {
+            throw ConveyorError.downloadFailed(reason: .cannotCreateFile(url, error))
+        }
+    }
+
+    var bytesWritten: Int64 { state.withLock { $0.bytesWritten } }
+
+    /// Appends a chunk.
+    /// - Throws: ``ConveyorError/downloadFailed(reason:)`` with `.writeFailed` (disk full, I/O).
+    func write(_ data: Data) throws {
+        try state.withLock { state in
+            guard let handle = state.handle?.value else { return }
+            do {
+                try handle.write(contentsOf: data)
+            } catch {
+                throw ConveyorError.downloadFailed(reason: .writeFailed(url, error))
+            }
+            state.bytesWritten += Int64(data.count)
+        }
+    }
+
+    /// Flushes and closes the file.
+    /// - Throws: ``ConveyorError/downloadFailed(reason:)`` when the final flush fails (a full disk
+    ///   often reports only here).
+    func close() throws {
+        let handle = state.withLock { state -> FileHandle? in
+            defer { state.handle = nil }
+            return state.handle?.value
+        }
+        do {
+            try handle?.synchronize()
+            try handle?.close()
+        } catch {
+            throw ConveyorError.downloadFailed(reason: .writeFailed(url, error))
+        }
+    }
+
+    /// Closes and removes the partial file.
+    func discard() {
+        try? close()
+        try? FileManager.default.removeItem(at: url)
+    }
+}
