@@ -11,6 +11,10 @@ enum MultipartMemory {
         let baselineRSSMegabytes: Double
         let seconds: Double
         let bytesReceived: Int
+        let downloadPeakRSSMegabytes: Double
+        let downloadSeconds: Double
+        let rawDownloadPeakRSSMegabytes: Double
+        let rawDownloadSeconds: Double
     }
 
     /// Starts a server that drains bodies, runs the child, and reads its report.
@@ -21,9 +25,24 @@ enum MultipartMemory {
         let baseline = try child(["--child-multipart", server.baseURL.absoluteString, "0"])
         let start = Date()
         let report = try child(["--child-multipart", server.baseURL.absoluteString, String(megabytes)])
+        let uploadSeconds = Date().timeIntervalSince(start)
+        let received = server.receivedRequests.last?.bodyLength ?? 0
+        // The download side: the server streams the bytes from a 1 MB block, so only the
+        // client's memory is in question.
+        let block = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 131) })
+        server.route("/stream-download") { _ in
+            .init(headers: ["Content-Length": String(megabytes << 20), "Content-Type": "application/octet-stream"],
+                  body: .stream(chunked: false) { writer in for _ in 0..<megabytes { try writer.write(block) } })
+        }
+        let rawStart = Date()
+        let raw = try child(["--child-raw-download", server.baseURL.absoluteString, String(megabytes)])
+        let rawSeconds = Date().timeIntervalSince(rawStart)
+        let downloadStart = Date()
+        let download = try child(["--child-download", server.baseURL.absoluteString, String(megabytes)])
         return Result(
-            megabytes: megabytes, peakRSSMegabytes: report, baselineRSSMegabytes: baseline,
-            seconds: Date().timeIntervalSince(start), bytesReceived: server.receivedRequests.last?.bodyLength ?? 0
+            megabytes: megabytes, peakRSSMegabytes: report, baselineRSSMegabytes: baseline, seconds: uploadSeconds,
+            bytesReceived: received, downloadPeakRSSMegabytes: download, downloadSeconds: Date().timeIntervalSince(downloadStart),
+            rawDownloadPeakRSSMegabytes: raw, rawDownloadSeconds: rawSeconds
         )
     }
 
@@ -55,6 +74,44 @@ enum MultipartMemory {
             try handle.close()
             defer { try? FileManager.default.removeItem(at: file) }
             _ = try await client.post("post", constructingBody: { try $0.append(fileURL: file, name: "file") })
+        }
+        print(peakRSSMegabytes())
+    }
+
+    /// In the child: download `megabytes` into a file through FileDownloadOperation, check
+    /// its size, print the peak RSS in MB.
+    static func runDownloadChild(baseURL: URL, megabytes: Int) async throws {
+        let client = HTTPClient(baseURL: baseURL)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-bench-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = try await client.download("stream-download", to: .directory(directory))
+        let size = (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.intValue ?? -1
+        guard size == megabytes << 20 else { throw CocoaError(.fileReadCorruptFile) }
+        print(peakRSSMegabytes())
+    }
+
+    /// In the child: the same download through a raw URLSession delegate writing a FileHandle.
+    static func runRawDownloadChild(baseURL: URL, megabytes: Int) async throws {
+        final class Writer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+            // @unchecked: used only on the session's serial delegate queue.
+            let handle: FileHandle
+            var done: CheckedContinuation<Void, Never>?
+            init(handle: FileHandle) { self.handle = handle }
+            func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) { handle.write(data) }
+            func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) { done?.resume() }
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-bench-raw-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: file.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let writer = Writer(handle: try FileHandle(forWritingTo: file))
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let session = URLSession(configuration: .default, delegate: writer, delegateQueue: queue)
+        await withCheckedContinuation { continuation in
+            queue.addOperation {
+                writer.done = continuation
+                session.dataTask(with: baseURL.appendingPathComponent("stream-download")).resume()
+            }
         }
         print(peakRSSMegabytes())
     }

@@ -12,6 +12,14 @@ if let index = arguments.firstIndex(of: "--child-multipart") {
     try await MultipartMemory.runChild(baseURL: URL(string: arguments[index + 1])!, megabytes: Int(arguments[index + 2])!)
     exit(0)
 }
+if let index = arguments.firstIndex(of: "--child-raw-download") {
+    try await MultipartMemory.runRawDownloadChild(baseURL: URL(string: arguments[index + 1])!, megabytes: Int(arguments[index + 2])!)
+    exit(0)
+}
+if let index = arguments.firstIndex(of: "--child-download") {
+    try await MultipartMemory.runDownloadChild(baseURL: URL(string: arguments[index + 1])!, megabytes: Int(arguments[index + 2])!)
+    exit(0)
+}
 func option(_ name: String) -> Int? {
     arguments.firstIndex(of: name).flatMap { Int(arguments[min($0 + 1, arguments.count - 1)]) }
 }
@@ -122,7 +130,9 @@ if arguments.contains("--json") {
         let name = row.client.padding(toLength: 24, withPad: " ", startingAt: 0)
         print("  \(name)" + String(format: " %8.3f s  %7.1f µs/request", row.medianSeconds, row.microsecondsPerRequest) + ratios)
     }
-    print("\n\(multipart.megabytes) MB multipart upload from a file, in a child process")
-    print(String(format: "  peak RSS %.1f MB (a child that only starts a client: %.1f MB), %.2f s, server received %d bytes",
+    print("\n\(multipart.megabytes) MB multipart upload from a file, and download to a file, each in a child process")
+    print(String(format: "  upload:   peak RSS %.1f MB (a child that only starts a client: %.1f MB), %.2f s, server received %d bytes",
                  multipart.peakRSSMegabytes, multipart.baselineRSSMegabytes, multipart.seconds, multipart.bytesReceived))
+    print(String(format: "  download: peak RSS %.1f MB, %.2f s (raw URLSession delegate writing a FileHandle: %.1f MB, %.2f s)",
+                 multipart.downloadPeakRSSMegabytes, multipart.downloadSeconds, multipart.rawDownloadPeakRSSMegabytes, multipart.rawDownloadSeconds))
 }

@@ -219,8 +219,8 @@ extension HTTPRequestOperation {
             return
         }
         let bodiless = received == 0 && (response.statusCode == 204 || response.statusCode == 205 || request.httpMethod == "HEAD")
-        if received > 0, let types, !types.isEmpty, !ContentTypes.matches(response.mimeType, types) {
-            finish(.failure(.unacceptableContentType(response.mimeType?.lowercased(), acceptable: types, response: response, data: body)))
+        if received > 0, let types, !types.isEmpty, !ContentTypes.matches(response.contentMIMEType, types) {
+            finish(.failure(.unacceptableContentType(response.contentMIMEType, acceptable: types, response: response, data: body)))
             return
         }
         do {

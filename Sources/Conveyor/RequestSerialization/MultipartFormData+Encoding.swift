@@ -35,7 +35,6 @@ extension MultipartFormData {
                     }
                 }
                 try handle.write(contentsOf: buffer)
-                try handle.synchronize()
             } catch let error as ConveyorError {
                 throw error
             } catch {

@@ -37,7 +37,7 @@ public struct CompoundResponseSerializer: ResponseSerializer {
     public func serialize(request: URLRequest, response: HTTPURLResponse, data: Data) throws -> Any {
         var lastError: any Error = ResponseSerializationError.emptyBody(status: response.statusCode)
         for serializer in serializers {
-            if let types = serializer.acceptableContentTypes, !ContentTypes.matches(response.mimeType, types) { continue }
+            if let types = serializer.acceptableContentTypes, !ContentTypes.matches(response.contentMIMEType, types) { continue }
             do { return try serializer.serialize(request: request, response: response, data: data) } catch { lastError = error }
         }
         throw lastError

@@ -79,11 +79,27 @@ public enum ResponseSerializationError: Error, Sendable, CustomStringConvertible
     }
 }
 
+extension HTTPURLResponse {
+    /// The MIME type of `Content-Type`, lower-case, without parameters.
+    ///
+    /// When a server sends the field twice (httpbin's `/response-headers` does, and so do
+    /// misconfigured proxies) URLSession joins the values with a comma, which
+    /// `HTTPURLResponse.mimeType` returns whole; like browsers, Conveyor uses the last value.
+    var contentMIMEType: String? {
+        guard let field = value(forHTTPHeaderField: "Content-Type") else { return mimeType?.lowercased() }
+        let last = field.split(separator: ",").last { $0.contains("/") } ?? Substring(field)
+        let type = last.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        return type.isEmpty ? nil : type
+    }
+}
+
 /// Matches MIME types against acceptable sets with `type/*`, `*/*` and `+suffix` entries.
 enum ContentTypes {
     static func matches(_ mimeType: String?, _ acceptable: Set<String>) -> Bool {
+        // `*/*` accepts anything, even a response that names no type.
+        if acceptable.contains("*/*") { return true }
         guard let mimeType = mimeType?.lowercased() else { return false }
-        if acceptable.contains(mimeType) || acceptable.contains("*/*") { return true }
+        if acceptable.contains(mimeType) { return true }
         let parts = mimeType.split(separator: "/", maxSplits: 1)
         if parts.count == 2 {
             if acceptable.contains("\(parts[0])/*") { return true }

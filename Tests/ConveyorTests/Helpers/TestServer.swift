@@ -27,3 +27,8 @@ extension Data {
     /// The body parsed as a JSON object.
     var jsonObject: [String: Any] { (try? JSONSerialization.jsonObject(with: self)) as? [String: Any] ?? [:] }
 }
+
+extension String {
+    /// The string without one trailing `suffix`.
+    func trimmingSuffix(_ suffix: String) -> String { hasSuffix(suffix) ? String(dropLast(suffix.count)) : self }
+}
