@@ -234,7 +234,7 @@ public final class LocalHTTPServer: @unchecked Sendable {
         headers["Server"] = headers["Server"] ?? "ConveyorTesting/LocalHTTPServer"
         if closing { headers["Connection"] = "close" }
         func head() -> Data {
-            var text = "HTTP/1.1 \(response.status) \(HTTPURLResponse.localizedString(forStatusCode: response.status).capitalized)\r\n"
+            var text = "HTTP/1.1 \(response.status) \(Self.reasonPhrase(response.status))\r\n"
             for (name, value) in headers { text += "\(name): \(value)\r\n" }
             return Data((text + "\r\n").utf8)
         }
@@ -284,6 +284,21 @@ public final class LocalHTTPServer: @unchecked Sendable {
         case .closeBeforeHeaders:
             connection.shutdownBoth()
         }
+    }
+
+    /// The reason phrase for a status code. A table rather than `localizedString(forStatusCode:)
+    /// .capitalized`: `capitalized` is not thread-safe on Linux (see Conveyor's URLRequest+Headers).
+    static func reasonPhrase(_ status: Int) -> String {
+        let phrases = [
+            100: "Continue", 200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 205: "Reset Content",
+            206: "Partial Content", 301: "Moved Permanently", 302: "Found", 303: "See Other", 304: "Not Modified",
+            307: "Temporary Redirect", 308: "Permanent Redirect", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
+            404: "Not Found", 405: "Method Not Allowed", 407: "Proxy Authentication Required", 408: "Request Timeout",
+            409: "Conflict", 410: "Gone", 412: "Precondition Failed", 413: "Content Too Large", 416: "Range Not Satisfiable",
+            418: "I'm a teapot", 429: "Too Many Requests", 500: "Internal Server Error", 501: "Not Implemented",
+            502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
+        ]
+        return phrases[status] ?? "Status \(status)"
     }
 
     /// The IMF-fixdate for `date` (RFC 9110 §5.6.7), cached per second: building a

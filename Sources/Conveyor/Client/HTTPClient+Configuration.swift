@@ -20,6 +20,14 @@ extension HTTPClient {
         public var callbackQueue: DispatchQueue = .conveyorDefaultCallbackQueue
         /// Which redirects are followed. Default ``RedirectPolicy/default``.
         public var redirectPolicy: RedirectPolicy = .default
+        /// When failed operations are sent again. Default ``RetryPolicy/none``.
+        public var retryPolicy: RetryPolicy = .none
+        /// Seconds a whole transfer may take (see ``HTTPRequestOperation/resourceTimeout``); nil
+        /// for no limit (the default). URLSession's own resource timeout is ignored on Linux,
+        /// so Conveyor runs its own timer.
+        public var resourceTimeout: TimeInterval?
+        /// Decides how authentication challenges are answered; nil uses the credentials.
+        public var authenticationChallengeHandler: AuthenticationChallengeHandler?
         /// The template for the client's `URLSession`; copied at creation, with its `urlCache`
         /// turned off. Default `.default`.
         public var sessionConfiguration: URLSessionConfiguration = .default

@@ -29,8 +29,8 @@ extension HTTPClient {
             form.append(value ?? "", name: name)
         }
         try constructingBody(form)
-        request.setValue(form.contentType, forHTTPHeaderField: "Content-Type")
-        request.setValue(String(form.contentLength), forHTTPHeaderField: "Content-Length")
+        request.setHeader(form.contentType, for: "Content-Type")
+        request.setHeader(String(form.contentLength), for: "Content-Length")
         let inMemory = form.contentLength <= configuration.multipartMemoryThreshold
         if inMemory, form.throttle == nil {
             request.httpBody = try form.encode()
@@ -39,7 +39,7 @@ extension HTTPClient {
         if let throttle = form.throttle {
             #if !canImport(Darwin)
             // corelibs sends stream bodies chunked; a Content-Length beside chunking is invalid.
-            request.setValue(nil, forHTTPHeaderField: "Content-Length")
+            request.setHeader(nil, for: "Content-Length")
             #endif
             if inMemory {
                 request.httpBodyStream = ThrottledInputStream(

@@ -151,7 +151,7 @@ open class HTTPClient: @unchecked Sendable {
         var request = URLRequest(url: try url(for: path), timeoutInterval: configuration.timeout)
         request.httpMethod = method.rawValue
         let (headers, serializer) = mutableState.withLock { ($0.defaultHeaders, $0.requestSerializer) }
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.setHeaders(headers)
         return (request, serializer)
     }
 
@@ -240,6 +240,9 @@ extension HTTPRequestOperation {
             state.transport = client.transport
             state.callbackQueue = client.configuration.callbackQueue
             state.redirectPolicy = client.configuration.redirectPolicy
+            state.retryPolicy = client.configuration.retryPolicy
+            state.resourceTimeout = client.configuration.resourceTimeout
+            state.challengeHandler = client.configuration.authenticationChallengeHandler
             if state.credential.value == nil { state.credential = UncheckedSendableBox(value: defaultCredential) }
         }
     }

@@ -124,11 +124,14 @@ public enum ConveyorError: Error, Sendable {
     public enum TimeoutKind: Sendable, Equatable, CustomStringConvertible {
         /// No bytes moved for the idle timeout.
         case idle
+        /// The whole transfer took longer than the resource timeout.
+        case resource
 
         /// A readable explanation.
         public var description: String {
             switch self {
             case .idle: return "no data arrived"
+            case .resource: return "the whole transfer took longer than"
             }
         }
     }
@@ -224,7 +227,9 @@ extension ConveyorError: CustomStringConvertible, LocalizedError {
         case let .cancelled(reason):
             return "The operation was cancelled (\(reason))."
         case let .timedOut(kind, interval):
-            return "The request timed out: \(kind) for \(Self.format(interval)) s."
+            return kind == .idle
+                ? "The request timed out: \(kind) for \(Self.format(interval)) s."
+                : "The request timed out: \(kind) \(Self.format(interval)) s."
         case let .network(error):
             return "Network error \(error.code.rawValue): \(error.localizedDescription)\(error.failingURL.map { " (\($0.absoluteString))" } ?? "")."
         case let .authenticationFailed(response, data):

@@ -86,7 +86,7 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
 
     // MARK: - Streaming to the file
 
-    override func makeBodyFile(for response: HTTPURLResponse) throws -> ResponseBodyFile? {
+    override func makeBodyFile(for response: HTTPURLResponse, appendingTo partialFile: URL?) throws -> ResponseBodyFile? {
         guard acceptableStatusCodes.contains(response.statusCode),
               !Self.redirectStatusCodes.contains(response.statusCode) || redirectPolicy.maximumRedirects == 0 else { return nil }
         let (destination, options) = settings.withLock { ($0.destination, $0.options) }
@@ -103,6 +103,7 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
             throw ConveyorError.downloadFailed(reason: .destinationExists(target))
         }
         settings.withLock { $0.target = target }
+        if let partialFile { return try ResponseBodyFile(url: partialFile, appending: true) }
         return try ResponseBodyFile(url: directory.appendingPathComponent(".\(target.lastPathComponent).conveyor-partial-\(UUID().uuidString)"))
     }
 

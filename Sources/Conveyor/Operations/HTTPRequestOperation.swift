@@ -100,8 +100,9 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     }
 
     /// Where the body of `response` goes: nil keeps it in memory (the default); file
-    /// downloads return a file for responses they will keep.
-    func makeBodyFile(for response: HTTPURLResponse) throws -> ResponseBodyFile? { nil }
+    /// downloads return a file for responses they will keep. `partialFile` is the file a
+    /// resumed transfer appends to (a 206 continuing a paused or interrupted download).
+    func makeBodyFile(for response: HTTPURLResponse, appendingTo partialFile: URL?) throws -> ResponseBodyFile? { nil }
 
     // MARK: - Configuration
 
@@ -131,6 +132,35 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     public var responseSerializer: any ResponseSerializer {
         get { mutableState.withLock { $0.responseSerializer } }
         set { mutableState.withLock { $0.responseSerializer = newValue } }
+    }
+
+    /// Decides how authentication challenges are answered before ``credential`` is tried;
+    /// nil (the default, or the client's) uses ``credential`` alone. See ``AuthenticationChallengeHandler``.
+    public var authenticationChallengeHandler: AuthenticationChallengeHandler? {
+        get { mutableState.withLock { $0.challengeHandler } }
+        set { mutableState.withLock { $0.challengeHandler = newValue } }
+    }
+
+    /// When the operation sends failed attempts again. Default: the client's, or ``RetryPolicy/none``.
+    public var retryPolicy: RetryPolicy {
+        get { mutableState.withLock { $0.retryPolicy } }
+        set { mutableState.withLock { $0.retryPolicy = newValue } }
+    }
+
+    /// Seconds without a byte moving before the operation fails with
+    /// ``ConveyorError/timedOut(_:after:)`` (`.idle`); fractions are honoured. Default the
+    /// request's `timeoutInterval` (the client sets it from its configuration).
+    public var idleTimeout: TimeInterval {
+        get { mutableState.withLock { $0.idleTimeout } }
+        set { mutableState.withLock { $0.idleTimeout = newValue } }
+    }
+
+    /// Seconds the whole transfer (redirects and retries included, pauses excluded) may take
+    /// before it fails with ``ConveyorError/timedOut(_:after:)`` (`.resource`); nil for no
+    /// limit. Default: the client's ``HTTPClient/Configuration/resourceTimeout``.
+    public var resourceTimeout: TimeInterval? {
+        get { mutableState.withLock { $0.resourceTimeout } }
+        set { mutableState.withLock { $0.resourceTimeout = newValue } }
     }
 
     /// The credential used to answer an authentication challenge. Default: the client's
@@ -170,15 +200,22 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// (multipart and plain uploads). The expected total is the body's length.
     /// - Parameter block: The block; nil removes it.
     public func setUploadProgressBlock(_ block: ProgressHandler?) {
-        mutableState.withLock { $0.uploadProgress = block }
+        mutableState.withLock { $0.uploadProgressHandler = block }
     }
 
     /// Sets the block called on the callback queue as response body bytes arrive. The
     /// expected total is the response's `Content-Length`, or -1 when it has none.
     /// - Parameter block: The block; nil removes it.
     public func setDownloadProgressBlock(_ block: ProgressHandler?) {
-        mutableState.withLock { $0.downloadProgress = block }
+        mutableState.withLock { $0.downloadProgressHandler = block }
     }
+
+    /// The request body sent so far, as a `Progress` (total -1 while unknown).
+    public let uploadProgress = Progress(totalUnitCount: -1)
+
+    /// The response body received so far, as a `Progress`: total from `Content-Length` (or
+    /// `Content-Range`), -1 while unknown or when more arrives than announced (a gzip body).
+    public let downloadProgress = Progress(totalUnitCount: -1)
 
     // MARK: - Results
 

@@ -15,6 +15,8 @@ public struct OperationMetrics: Sendable, Equatable {
     public let bytesSent: Int64
     /// Redirects followed.
     public let redirectCount: Int
+    /// Attempts made, retries included (1 without retries).
+    public let attemptCount: Int
 
     init(state: HTTPRequestOperation.MutableState) {
         let now = DispatchTime.now()
@@ -28,5 +30,6 @@ public struct OperationMetrics: Sendable, Equatable {
         bytesReceived = Int(state.bytesReceived)
         bytesSent = state.bytesSent
         redirectCount = state.redirectCount
+        attemptCount = state.retryCount + 1
     }
 }

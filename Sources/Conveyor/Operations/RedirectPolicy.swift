@@ -10,14 +10,33 @@ import FoundationNetworking
 /// a GET (the body is dropped); 307/308 keep the method and the body (URLSession on Linux drops
 /// the body on every redirect). `Authorization`, `Cookie` and `Proxy-Authorization` are removed
 /// when a redirect leaves the original scheme, host and port.
-public struct RedirectPolicy: Sendable, Equatable {
+public struct RedirectPolicy: Sendable {
+    /// Sees each hop before it is followed: returns the request to send (possibly modified),
+    /// or nil to refuse the hop, making the 3xx the response.
+    public typealias Handler = @Sendable (_ next: URLRequest, _ redirect: HTTPURLResponse) -> URLRequest?
+
     /// The most redirects followed for one operation; 0 follows none (the 3xx is the response).
     public var maximumRedirects: Int
+    /// Consulted for every hop after Conveyor's own rules; nil follows every hop.
+    public var handler: Handler?
+
+    /// Creates a policy.
+    /// - Parameters:
+    ///   - maximumRedirects: The limit.
+    ///   - handler: Sees, modifies or refuses each hop; nil follows every hop.
+    public init(maximumRedirects: Int, handler: Handler? = nil) {
+        self.maximumRedirects = maximumRedirects
+        self.handler = handler
+    }
 
     /// Follows at most `max` redirects; one more fails with ``ConveyorError/redirectFailed(reason:)``.
-    /// - Parameter max: The limit.
+    /// - Parameters:
+    ///   - max: The limit.
+    ///   - handler: Sees, modifies or refuses each hop; default nil.
     /// - Returns: The policy.
-    public static func follow(max: Int) -> RedirectPolicy { RedirectPolicy(maximumRedirects: max) }
+    public static func follow(max: Int, handler: Handler? = nil) -> RedirectPolicy {
+        RedirectPolicy(maximumRedirects: max, handler: handler)
+    }
 
     /// Follows none: a 3xx response is validated like any other (and so fails with the default
     /// acceptable status codes).
@@ -52,13 +71,17 @@ extension HTTPRequestOperation {
             next.httpMethod = "GET"
             next.httpBody = nil
             for name in ["Content-Type", "Content-Length", "Content-Encoding"] {
-                next.setValue(nil, forHTTPHeaderField: name)
+                next.setHeader(nil, for: name)
             }
         }
         if !Self.sameOrigin(current.url, target) {
             for name in ["Authorization", "Cookie", "Proxy-Authorization"] {
-                next.setValue(nil, forHTTPHeaderField: name)
+                next.setHeader(nil, for: name)
             }
+        }
+        if let handler = policy.handler {
+            guard let approved = handler(next, response) else { return nil }
+            next = approved
         }
         mutableState.withLock { $0.redirectCount += 1 }
         return next

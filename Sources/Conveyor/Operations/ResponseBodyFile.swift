@@ -14,15 +14,22 @@ final class ResponseBodyFile: Sendable {
     // processing queue (which closes the file) explicit.
     private let state: Mutex<State>
 
-    /// Creates (or truncates) the file.
+    /// Creates (or truncates) the file, or opens it for appending.
+    /// - Parameters:
+    ///   - url: The partial file.
+    ///   - appending: Continue an existing file (a resumed download) instead of truncating it.
     /// - Throws: ``ConveyorError/downloadFailed(reason:)`` with `.cannotCreateFile`.
-    init(url: URL) throws {
+    init(url: URL, appending: Bool = false) throws {
         self.url = url
-        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-            throw ConveyorError.downloadFailed(reason: .cannotCreateFile(url, CocoaError(.fileWriteNoPermission)))
+        if !appending || !FileManager.default.fileExists(atPath: url.path) {
+            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+                throw ConveyorError.downloadFailed(reason: .cannotCreateFile(url, CocoaError(.fileWriteNoPermission)))
+            }
         }
         do {
-            state = Mutex(State(handle: UncheckedSendableBox(value: try FileHandle(forWritingTo: url))))
+            let handle = try FileHandle(forWritingTo: url)
+            let end = appending ? try handle.seekToEnd() : 0
+            state = Mutex(State(handle: UncheckedSendableBox(value: handle), bytesWritten: Int64(end)))
         } catch {
             throw ConveyorError.downloadFailed(reason: .cannotCreateFile(url, error))
         }

@@ -60,6 +60,6 @@ extension URLRequest {
 
     /// Sets `Content-Type` unless the caller already chose one.
     mutating func setContentTypeIfMissing(_ value: String) {
-        if self.value(forHTTPHeaderField: "Content-Type") == nil { setValue(value, forHTTPHeaderField: "Content-Type") }
+        if self.value(forHTTPHeaderField: "Content-Type") == nil { setHeader(value, for: "Content-Type") }
     }
 }

@@ -38,9 +38,9 @@ protocol TransportTaskDelegate: AnyObject, Sendable {
     func transportDidReceive(data: Data)
     /// Request body bytes were written to the connection.
     func transportDidSend(bytes: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64)
-    /// The server asks for credentials. Return the credential to try, or nil to refuse the
-    /// challenge; the transport always answers definitively, so a 401 can never hang.
-    func transportCredential(for challenge: URLAuthenticationChallenge) -> URLCredential?
+    /// The server asks for credentials: `.useCredential` with one, or `.cancelAuthenticationChallenge`.
+    /// The transport passes nothing else on, so a 401 can never hang.
+    func transportDisposition(for challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?)
     /// The exchange ended. `response` is the last response head seen, if any.
     func transportDidComplete(response: HTTPURLResponse?, error: (any Error)?)
 }

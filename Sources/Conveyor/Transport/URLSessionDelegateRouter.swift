@@ -67,8 +67,8 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, @uncheck
         #endif
         // Answer every other challenge definitively: on Linux `.performDefaultHandling` leaves
         // a 401 hanging forever, with no timeout.
-        if challenge.previousFailureCount == 0,
-           let credential = delegate(for: task)?.transportCredential(for: challenge) {
+        let (disposition, credential) = delegate(for: task)?.transportDisposition(for: challenge) ?? (.cancelAuthenticationChallenge, nil)
+        if disposition == .useCredential, let credential {
             completionHandler(.useCredential, credential)
         } else {
             completionHandler(.cancelAuthenticationChallenge, nil)

@@ -1,0 +1,136 @@
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension HTTPRequestOperation {
+    /// Runs `start()`: the queue calls it once.
+    func beginExecution() {
+        let proceed = mutableState.withLock { state -> Bool in
+            guard !state.started else { return false }
+            state.started = true
+            // Paused before the queue got to it: `resume()` starts it.
+            return state.state == .ready
+        }
+        guard proceed else { return }
+        if isCancelled {
+            finish(.failure(.cancelled(reason: .explicit)))
+            return
+        }
+        if let error = mutableState.withLock({ $0.preflightError }) {
+            finish(.failure(error))
+            return
+        }
+        mutableState.withLock {
+            $0.startDate = Date()
+            $0.startTime = .now()
+        }
+        guard transition(from: [.ready], to: .executing) else { return }
+        NotificationCenter.default.post(name: .conveyorOperationDidStart, object: self)
+        armTimers()
+        send(mutableState.withLock { $0.currentRequest })
+    }
+
+    /// Runs `cancel()` after `Operation` recorded it.
+    func finishIfCancelledWhileExecuting() {
+        // A ready operation finishes when its queue starts it (a cancelled operation is ready
+        // at once); an executing or paused one finishes now, so the caller is never kept
+        // waiting on the transport.
+        if mutableState.withLock({ $0.state == .executing || $0.state == .paused }) {
+            finish(.failure(.cancelled(reason: .explicit)))
+        }
+    }
+
+    /// Stops the transfer and keeps what arrived, so ``resume()`` continues it.
+    ///
+    /// A download whose response carried an `ETag` or `Last-Modified` resumes with `Range` and
+    /// `If-Range`: the bytes already received are kept when the server answers 206 with a
+    /// matching `Content-Range`, and dropped when it answers 200 (the resource changed). Other
+    /// operations start over. No finish notification is posted: the operation has not ended.
+    /// Does nothing once finished or cancelled.
+    public func pause() {
+        let stopped = mutableState.withLock { state -> (task: (any TransportTask)?, timers: [UncheckedSendableBox<any DispatchSourceTimer>], file: ResponseBodyFile?)? in
+            guard !state.completionClaimed, state.state == .ready || state.state == .executing else { return nil }
+            guard state.state == .executing else { return (nil, [], nil) }
+            state.attempt += 1
+            let validator = state.response.flatMap(Self.validator(of:))
+            let resumable = state.response.map { $0.statusCode == 200 || $0.statusCode == 206 } ?? false
+            if resumable, let validator, state.currentRequest.httpMethod ?? "GET" == "GET", state.bytesReceived > 0 {
+                state.resumeOffset = state.bytesReceived
+                state.resumeValidator = validator
+            } else {
+                state.resumeOffset = 0
+                state.resumeValidator = nil
+            }
+            defer { state.task = nil }
+            return (state.task, state.takeTimers(), state.bodyFile)
+        }
+        guard let stopped, !isCancelled else { return }
+        stopped.timers.forEach { $0.value.cancel() }
+        stopped.task?.cancel()
+        try? stopped.file?.close()
+        transition(from: [.ready, .executing], to: .paused)
+    }
+
+    /// Continues a paused operation; see ``pause()``. Does nothing unless paused.
+    public func resume() {
+        guard transition(from: [.paused], to: .ready) else { return }
+        // Paused before its queue started it: the queue will.
+        guard mutableState.withLock({ $0.started }) else { return }
+        guard transition(from: [.ready], to: .executing) else { return }
+        armTimers()
+        send(mutableState.withLock { $0.currentRequest })
+    }
+
+    /// Whether the operation is paused.
+    public var isPaused: Bool { mutableState.withLock { $0.state == .paused } }
+
+    /// `ETag` if strong, else `Last-Modified`: the validators `If-Range` accepts (RFC 9110 §13.1.5).
+    static func validator(of response: HTTPURLResponse) -> String? {
+        if let etag = response.value(forHTTPHeaderField: "ETag"), !etag.hasPrefix("W/") { return etag }
+        return response.value(forHTTPHeaderField: "Last-Modified")
+    }
+
+    // MARK: - Timers
+
+    /// Arms the idle timer and, if configured, the resource timer (again after a resume).
+    func armTimers() {
+        let (idle, resource) = mutableState.withLock { ($0.idleTimeout, $0.resourceTimeout) }
+        if idle > 0, idle.isFinite {
+            let timer = makeTimer(after: idle) { [weak self] in self?.idleTimerFired(interval: idle) }
+            mutableState.withLock {
+                $0.idleTimer = timer
+                $0.lastActivity = .now()
+            }
+        }
+        if let resource, resource > 0, resource.isFinite {
+            let timer = makeTimer(after: resource) { [weak self] in self?.fail(.timedOut(.resource, after: resource), response: nil, retryable: false) }
+            mutableState.withLock { $0.resourceTimer = timer }
+        }
+    }
+
+    func makeTimer(after seconds: TimeInterval, handler: @escaping @Sendable () -> Void) -> UncheckedSendableBox<any DispatchSourceTimer> {
+        let timer = DispatchSource.makeTimerSource(queue: conveyorTimerQueue)
+        timer.setEventHandler(handler: handler)
+        timer.schedule(deadline: .now() + seconds, leeway: .milliseconds(1))
+        timer.resume()
+        return UncheckedSendableBox(value: timer)
+    }
+
+    /// Idle means no byte moved for `interval`. Rather than rescheduling on every chunk, the
+    /// timer wakes at the earliest possible deadline and re-arms from the last activity.
+    private func idleTimerFired(interval: TimeInterval) {
+        let (timer, remaining, waiting) = mutableState.withLock { state in
+            let idle = Double(DispatchTime.now().uptimeNanoseconds - state.lastActivity.uptimeNanoseconds) / 1e9
+            return (state.idleTimer, interval - idle, state.task == nil)
+        }
+        guard let timer else { return }
+        // Waiting between attempts (a retry's backoff) is not idleness of the transfer.
+        if remaining > 0.001 || waiting {
+            timer.value.schedule(deadline: .now() + max(remaining, interval / 4), leeway: .milliseconds(1))
+        } else {
+            fail(.timedOut(.idle, after: interval), response: nil, retryable: true)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension Notification.Name {
+    /// Posted when an ``HTTPRequestOperation`` is about to send another attempt after a failure;
+    /// `object` is the operation, `userInfo["attempt"]` the coming attempt's number (2 for the
+    /// first retry) and `userInfo["error"]` the ``ConveyorError`` that caused it.
+    public static let conveyorOperationWillRetry = Notification.Name("org.conveyor.operation.willRetry")
+}
+
+extension HTTPRequestOperation {
+    /// Fails the current attempt: retries when the policy allows, finishes otherwise.
+    func fail(_ error: ConveyorError, response: HTTPURLResponse?, retryable: Bool) {
+        let context = mutableState.withLock { state -> (RetryPolicy, RetryPolicy.Context)? in
+            guard retryable, !state.completionClaimed, state.state == .executing, !error.isCancelled else { return nil }
+            let context = RetryPolicy.Context(request: state.currentRequest, response: response, error: error, attemptCount: state.retryCount + 1)
+            guard context.attemptCount < state.retryPolicy.maximumAttempts else { return nil }
+            // Stop listening to the failed task while the decision is made.
+            state.attempt += 1
+            state.task = nil
+            return (state.retryPolicy, context)
+        }
+        guard let (policy, context) = context, !isCancelled else {
+            finish(.failure(error))
+            return
+        }
+        let decided: @Sendable (RetryPolicy.Decision) -> Void = { [self] decision in
+            switch decision {
+            case .doNotRetry:
+                finish(.failure(error))
+            case .useDefault:
+                if let delay = policy.defaultDelay(for: context) { scheduleRetry(after: delay, request: nil, error: error) } else { finish(.failure(error)) }
+            case let .retry(delay, request):
+                scheduleRetry(after: delay ?? policy.backoff(afterAttempt: context.attemptCount), request: request, error: error)
+            }
+        }
+        if let decide = policy.decide { decide(context, decided) } else { decided(.useDefault) }
+    }
+
+    private func scheduleRetry(after delay: TimeInterval, request: URLRequest?, error: ConveyorError) {
+        let attemptNumber = mutableState.withLock { state -> Int? in
+            guard !state.completionClaimed, state.state == .executing else { return nil }
+            state.retryCount += 1
+            if let request { state.currentRequest = request }
+            // A download cut off mid-body continues with Range where the server can resume it.
+            if let response = state.response, response.statusCode == 200 || response.statusCode == 206,
+               state.bytesReceived > 0, let validator = Self.validator(of: response), state.currentRequest.httpMethod ?? "GET" == "GET" {
+                state.resumeOffset = state.bytesReceived
+                state.resumeValidator = validator
+                try? state.bodyFile?.close()
+            } else {
+                state.resumeOffset = 0
+                state.resumeValidator = nil
+            }
+            return state.retryCount + 1
+        }
+        guard let attemptNumber else { return }
+        NotificationCenter.default.post(name: .conveyorOperationWillRetry, object: self, userInfo: ["attempt": attemptNumber, "error": error])
+        let timer = makeTimer(after: max(0, delay)) { [weak self] in
+            guard let self else { return }
+            self.mutableState.withLock { $0.retryTimer = nil }
+            self.send(self.mutableState.withLock { $0.currentRequest })
+        }
+        mutableState.withLock { $0.retryTimer = timer }
+    }
+
+    /// Retries made so far (0 while the first attempt runs).
+    public var retryCount: Int { mutableState.withLock { $0.retryCount } }
+}

@@ -1,0 +1,242 @@
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Decides how to answer an authentication challenge. Whatever it returns, the challenge is
+/// answered definitively: on Linux `.performDefaultHandling` would hang a 401 forever, so
+/// Conveyor turns it into "use the operation's credential once, else cancel".
+public typealias AuthenticationChallengeHandler = @Sendable (URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?)
+
+/// The transport delegate of one attempt: events of a task the operation no longer waits for
+/// (paused, cancelled, superseded by a retry) are dropped by attempt number.
+final class AttemptDelegate: TransportTaskDelegate {
+    let operation: HTTPRequestOperation
+    let attempt: Int
+
+    init(operation: HTTPRequestOperation, attempt: Int) {
+        self.operation = operation
+        self.attempt = attempt
+    }
+
+    func transportDidReceive(response: HTTPURLResponse) { operation.attemptDidReceive(response: response, attempt: attempt) }
+    func transportDidReceive(data: Data) { operation.attemptDidReceive(data: data, attempt: attempt) }
+    func transportDidSend(bytes: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
+        operation.attemptDidSend(bytes: bytes, total: totalBytesSent, expected: totalBytesExpectedToSend, attempt: attempt)
+    }
+    func transportDisposition(for challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+        operation.disposition(for: challenge)
+    }
+    func transportDidComplete(response: HTTPURLResponse?, error: (any Error)?) {
+        operation.attemptDidComplete(response: response, error: error, attempt: attempt)
+    }
+}
+
+extension HTTPRequestOperation {
+    /// Sends one attempt: the first request, a redirect's target, a retry or a resume.
+    func send(_ request: URLRequest) {
+        var request = request
+        let (transport, attempt) = mutableState.withLock { state -> ((any Transport)?, Int) in
+            guard !state.completionClaimed, state.state == .executing else { return (nil, 0) }
+            state.attempt += 1
+            state.currentRequest = request
+            state.lastActivity = .now()
+            return (state.transport, state.attempt)
+        }
+        guard let transport else { return }
+        let (offset, validator) = mutableState.withLock { ($0.resumeOffset, $0.resumeValidator) }
+        if offset > 0, let validator {
+            request.setHeader("bytes=\(offset)-", for: "Range")
+            request.setHeader(validator, for: "If-Range")
+        }
+        let bodyFile = UploadBodyFiles.shared.entry(for: request).flatMap { $0.uploadsFromFile ? $0.file : nil }
+        let task = transport.startTask(for: request, bodyFile: bodyFile, delegate: AttemptDelegate(operation: self, attempt: attempt))
+        let current = mutableState.withLock { state -> Bool in
+            guard state.attempt == attempt, !state.completionClaimed else { return false }
+            state.task = task
+            return true
+        }
+        // Cancelled, paused or timed out while the task was being created: stop it here.
+        if !current || isCancelled { task.cancel() }
+    }
+
+    /// Runs `body` on the state if `attempt` is still the one the operation waits for.
+    private func ifCurrent<T>(_ attempt: Int, _ body: (inout MutableState) -> T) -> T? {
+        mutableState.withLock { state in
+            guard state.attempt == attempt, !state.completionClaimed, state.state == .executing else { return nil }
+            return body(&state)
+        }
+    }
+
+    func attemptDidReceive(response: HTTPURLResponse, attempt: Int) {
+        // A resumed transfer keeps its bytes only for a 206 that starts where they end.
+        let outcome = ifCurrent(attempt) { state -> (previous: ResponseBodyFile?, keep: Bool) in
+            let keep = state.resumeOffset > 0 && response.statusCode == 206
+                && Self.contentRangeStart(of: response) == state.resumeOffset
+            state.response = response
+            state.lastActivity = .now()
+            if state.firstByteTime == nil { state.firstByteTime = .now() }
+            if !keep {
+                state.data = Data()
+                state.bytesReceived = 0
+            }
+            state.resumeOffset = 0
+            state.resumeValidator = nil
+            defer { state.bodyFile = nil }
+            return (state.bodyFile, keep)
+        }
+        guard let outcome else { return }
+        if !outcome.keep { outcome.previous?.discard() }
+        do {
+            let file = try makeBodyFile(for: response, appendingTo: outcome.keep ? outcome.previous?.url : nil)
+            mutableState.withLock { $0.bodyFile = file }
+        } catch {
+            fail(error as? ConveyorError ?? .downloadFailed(reason: .cannotCreateFile(URL(fileURLWithPath: "/"), error)), response: response, retryable: false)
+        }
+        updateProgress(downloadProgress, completed: mutableState.withLock { $0.bytesReceived }, expected: Self.expectedTotal(of: response, offset: mutableState.withLock { $0.bytesReceived }))
+    }
+
+    func attemptDidReceive(data: Data, attempt: Int) {
+        let update = ifCurrent(attempt) { state in
+            if state.bodyFile == nil { state.data.append(data) }
+            state.bytesReceived += Int64(data.count)
+            state.lastActivity = .now()
+            return (state.bodyFile, state.downloadProgressHandler, state.callbackQueue, state.bytesReceived,
+                    state.response.map { Self.expectedTotal(of: $0, offset: state.bytesReceived - Int64(data.count)) } ?? -1)
+        }
+        guard let (file, handler, queue, total, expected) = update else { return }
+        do {
+            try file?.write(data)
+        } catch {
+            fail(error as? ConveyorError ?? .downloadFailed(reason: .writeFailed(file!.url, error)), response: nil, retryable: false)
+            return
+        }
+        updateProgress(downloadProgress, completed: total, expected: expected)
+        if let handler { queue.async { handler(Int64(data.count), total, expected) } }
+    }
+
+    func attemptDidSend(bytes: Int64, total: Int64, expected: Int64, attempt: Int) {
+        let update = ifCurrent(attempt) { state in
+            state.bytesSent += bytes
+            state.lastActivity = .now()
+            return (state.uploadProgressHandler, state.callbackQueue)
+        }
+        guard let (handler, queue) = update else { return }
+        updateProgress(uploadProgress, completed: total, expected: expected)
+        if let handler { queue.async { handler(bytes, total, expected) } }
+    }
+
+    func disposition(for challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+        let (handler, credential) = mutableState.withLock { ($0.challengeHandler, $0.credential.value) }
+        if let handler {
+            let (disposition, chosen) = handler(challenge)
+            switch disposition {
+            case .useCredential where chosen != nil: return (.useCredential, chosen)
+            case .cancelAuthenticationChallenge, .rejectProtectionSpace: return (.cancelAuthenticationChallenge, nil)
+            default: break  // fall through to the operation's own credential
+            }
+        }
+        if challenge.previousFailureCount == 0, let credential { return (.useCredential, credential) }
+        return (.cancelAuthenticationChallenge, nil)
+    }
+
+    func attemptDidComplete(response: HTTPURLResponse?, error: (any Error)?, attempt: Int) {
+        guard ifCurrent(attempt, { _ in true }) == true else { return }
+        if let error {
+            fail(failure(for: error, response: response), response: response, retryable: true)
+            return
+        }
+        guard let response else {
+            fail(.network(URLError(.badServerResponse)), response: nil, retryable: true)
+            return
+        }
+        do {
+            if let next = try redirectRequest(after: response) {
+                send(next)
+                return
+            }
+        } catch let error as ConveyorError {
+            fail(error, response: response, retryable: false)
+            return
+        } catch {
+            fail(.network(URLError(.badServerResponse)), response: response, retryable: false)
+            return
+        }
+        conveyorProcessingQueue.async { self.process(response, attempt: attempt) }
+    }
+
+    /// Validates and serializes the final response, off the callback queue (see
+    /// ``ResponseSerializer`` for the order of the checks).
+    private func process(_ response: HTTPURLResponse, attempt: Int) {
+        guard let (request, data, received, codes, types, serializer) = ifCurrent(attempt, {
+            ($0.currentRequest, $0.data, $0.bytesReceived, $0.acceptableStatusCodes,
+             $0.acceptableContentTypes ?? $0.responseSerializer.acceptableContentTypes, $0.responseSerializer)
+        }) else { return }
+        let body = data.isEmpty ? nil : data
+        guard codes.contains(response.statusCode) else {
+            fail(.unacceptableStatusCode(response.statusCode, response: response, data: body), response: response, retryable: true)
+            return
+        }
+        let bodiless = received == 0 && (response.statusCode == 204 || response.statusCode == 205 || request.httpMethod == "HEAD")
+        if received > 0, let types, !types.isEmpty, !ContentTypes.matches(response.contentMIMEType, types) {
+            finish(.failure(.unacceptableContentType(response.contentMIMEType, acceptable: types, response: response, data: body)))
+            return
+        }
+        do {
+            let value = try serializeResponse(request: request, response: response, data: data, bodiless: bodiless, serializer: serializer)
+            finish(.success(UncheckedSendableBox(value: value)))
+        } catch let error as ConveyorError {
+            finish(.failure(error))
+        } catch {
+            finish(.failure(.responseSerializationFailed(underlying: error, response: response, data: body)))
+        }
+    }
+
+    /// Maps what the transport reported into the error the caller sees.
+    private func failure(for error: any Error, response: HTTPURLResponse?) -> ConveyorError {
+        if isCancelled { return .cancelled(reason: .explicit) }
+        let data = mutableState.withLock { $0.data.isEmpty ? nil : $0.data }
+        // A refused or failed challenge ends the task with an error but leaves the 401 (or
+        // 407) in the task's response: that is an authentication failure, not a network one.
+        if let response, response.statusCode == 401 || response.statusCode == 407 {
+            return .authenticationFailed(response: response, data: data)
+        }
+        if let error = error as? ConveyorError { return error }
+        if let urlError = error as? URLError {
+            if urlError.code == .timedOut { return .timedOut(.idle, after: mutableState.withLock { $0.idleTimeout }) }
+            if urlError.code == .userAuthenticationRequired || urlError.code == .userCancelledAuthentication {
+                return .authenticationFailed(response: response, data: data)
+            }
+            return .network(urlError)
+        }
+        return .network(URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error as NSError]))
+    }
+
+    // MARK: - Ranges and progress
+
+    /// The first byte position of `Content-Range: bytes first-last/total`.
+    static func contentRangeStart(of response: HTTPURLResponse) -> Int64? {
+        guard let value = response.value(forHTTPHeaderField: "Content-Range")?.lowercased(), value.hasPrefix("bytes ") else { return nil }
+        return value.dropFirst(6).split(separator: "-").first.flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
+    /// The whole body's expected size: `Content-Range`'s total for a 206, else `offset` plus
+    /// `Content-Length`; -1 when unknown.
+    static func expectedTotal(of response: HTTPURLResponse, offset: Int64) -> Int64 {
+        if response.statusCode == 206, let total = response.value(forHTTPHeaderField: "Content-Range")?.split(separator: "/").last,
+           let value = Int64(total) { return value }
+        return response.expectedContentLength >= 0 ? response.expectedContentLength : -1
+    }
+
+    /// Moves a `Progress` forward without the values that trap in corelibs Foundation: a total
+    /// below the completed count, and a total of 0 after a positive one (measured: 5 → 0
+    /// traps in `_ProgressFraction._math`). A body larger than announced — a gzip body whose
+    /// Content-Length is the compressed size — and an empty one make the progress indeterminate.
+    func updateProgress(_ progress: Progress, completed: Int64, expected: Int64) {
+        let total = expected > 0 && expected >= completed ? expected : -1
+        if total >= 0, progress.completedUnitCount > total { progress.completedUnitCount = 0 }
+        progress.totalUnitCount = total
+        progress.completedUnitCount = completed
+    }
+}
