@@ -102,6 +102,30 @@ extension LocalHTTPServer {
             Response(status: status, headers: ["Content-Type": contentType], body: .data(Data(text.utf8)))
         }
 
+        /// Serves `data` as a resumable resource: an `ETag` and `Accept-Ranges: bytes`, and for a
+        /// `Range: bytes=first-[last]` request a 206 with `Content-Range` — unless an `If-Range`
+        /// names another validator, in which case the whole body with 200 (RFC 9110 §14).
+        /// - Parameters:
+        ///   - data: The resource.
+        ///   - etag: Its strong entity tag, quoted (`"v1"`).
+        ///   - request: The request being answered.
+        /// - Returns: 200, 206, or 416 for a range past the end.
+        public static func ranged(_ data: Data, etag: String, for request: Request) -> Response {
+            var headers: HTTPHeaders = ["ETag": etag, "Accept-Ranges": "bytes", "Content-Type": "application/octet-stream"]
+            let validatorMatches = request.headers["If-Range"].map { $0 == etag } ?? true
+            guard validatorMatches, let range = request.headers["Range"], range.hasPrefix("bytes=") else {
+                return Response(headers: headers, body: .data(data))
+            }
+            let bounds = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+            guard let first = Int(bounds.first ?? ""), first < data.count else {
+                headers["Content-Range"] = "bytes */\(data.count)"
+                return Response(status: 416, headers: headers)
+            }
+            let last = min(bounds.count > 1 ? Int(bounds[1]) ?? data.count - 1 : data.count - 1, data.count - 1)
+            headers["Content-Range"] = "bytes \(first)-\(last)/\(data.count)"
+            return Response(status: 206, headers: headers, body: .data(data.subdata(in: first..<(last + 1))))
+        }
+
         /// A response with a JSON body made by `JSONSerialization` (keys sorted).
         /// - Parameters:
         ///   - object: A JSON-compatible value.

@@ -78,6 +78,21 @@ struct HTTPBinConformanceTests {
         #expect(elapsed < .seconds(5))
     }
 
+    @Test("/hidden-basic-auth: right credentials succeed, wrong or missing ones get its 404, all in under 5 s",
+          arguments: ["right", "wrong", "missing"])
+    func hiddenBasicAuth(mode: String) async throws {
+        if mode != "missing" { client.setAuthorizationHeader(username: "user", password: mode == "right" ? "passwd" : "nope") }
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            let body = try await client.get("hidden-basic-auth/user/passwd", as: [String: AnyDecodable].self)
+            #expect(mode == "right" && body["authenticated"]?.bool == true)
+        } catch let error as ConveyorError {
+            #expect(mode != "right" && error.statusCode == 404)
+        }
+        #expect(clock.now - start < .seconds(5))
+    }
+
     @Test("/status/404 and /status/500 fail with the status and the response", arguments: [404, 500])
     func statusFailures(code: Int) async throws {
         await #expect {

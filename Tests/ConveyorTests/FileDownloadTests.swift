@@ -16,6 +16,7 @@ struct FileDownloadTests {
     }
 
     static func pattern(_ count: Int) -> Data {
+        // Shared with other suites: a 64 kB block repeated, first byte varied per block.
         let block = Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) })
         var data = Data(capacity: count)
         var index = 0

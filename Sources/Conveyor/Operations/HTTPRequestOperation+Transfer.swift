@@ -208,9 +208,22 @@ extension HTTPRequestOperation {
             if urlError.code == .userAuthenticationRequired || urlError.code == .userCancelledAuthentication {
                 return .authenticationFailed(response: response, data: data)
             }
-            return .network(urlError)
+            return .network(Self.normalized(urlError))
         }
         return .network(URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error as NSError]))
+    }
+
+    /// corelibs reports several libcurl failures as code -1 (`unknown`) with only curl's text;
+    /// the ones that mean "the connection broke" become `.networkConnectionLost`, so callers
+    /// (and retry policies) can tell them apart.
+    static func normalized(_ error: URLError) -> URLError {
+        guard error.code == .unknown else { return error }
+        let text = error.localizedDescription.lowercased()
+        let lost = ["transfer closed", "connection reset", "recv failure", "send failure", "empty reply", "connection died"]
+        guard lost.contains(where: text.contains) else { return error }
+        var userInfo = error.userInfo
+        userInfo[NSUnderlyingErrorKey] = error as NSError
+        return URLError(.networkConnectionLost, userInfo: userInfo)
     }
 
     // MARK: - Ranges and progress

@@ -34,6 +34,19 @@ public struct RetryPolicy: Sendable {
         public let error: ConveyorError
         /// Attempts made so far, the failed one included (1 after the first failure).
         public let attemptCount: Int
+
+        /// Creates a context, for testing a policy or a ``RetryPolicy/decide`` closure.
+        /// - Parameters:
+        ///   - request: The failed attempt's request.
+        ///   - response: Its response, if any.
+        ///   - error: The failure.
+        ///   - attemptCount: Attempts made so far, the failed one included.
+        public init(request: URLRequest, response: HTTPURLResponse?, error: ConveyorError, attemptCount: Int) {
+            self.request = request
+            self.response = response
+            self.error = error
+            self.attemptCount = attemptCount
+        }
     }
 
     /// Decides about one failure; must call `completion` exactly once, on any thread. It runs

@@ -1,0 +1,163 @@
+import Conveyor
+import ConveyorTesting
+import Foundation
+import Synchronization
+import Testing
+
+@Suite("Cancellation, batches, timeouts, redirect and challenge handlers")
+struct LifecycleTests {
+    @Test("Cancel before start, during headers, mid-body and after finish: the completion runs once",
+          arguments: ["before", "headers", "body", "after"])
+    func cancelMatrix(moment: String) async throws {
+        try await withServer { server, client in
+            let probe = CompletionProbe()
+            let path = ["before": "get", "headers": "fault/stall-after-headers", "body": "drip?numbytes=50&duration=5", "after": "get"][moment]!
+            let operation = client.operation(with: try client.request(method: .get, path: path), success: nil, failure: nil)
+            probe.attach(to: operation)
+            let arrived = AsyncStream.makeStream(of: Void.self)
+            operation.setDownloadProgressBlock { _, _, _ in arrived.continuation.yield() }
+            let started = NotificationCenter.default.addObserver(forName: .conveyorOperationDidStart, object: operation, queue: nil) { _ in
+                if moment == "headers" { arrived.continuation.yield() }
+            }
+            defer { NotificationCenter.default.removeObserver(started) }
+            if moment == "before" { operation.cancel() }
+            client.enqueue(operation)
+            switch moment {
+            case "headers", "body":
+                for await _ in arrived.stream { break }
+                operation.cancel()
+                #expect(await probe.outcome().error?.isCancelled == true)
+            case "after":
+                #expect(await probe.outcome().error == nil)
+                operation.cancel()
+            default:
+                #expect(await probe.outcome().error?.isCancelled == true)
+            }
+            operation.cancel()
+            #expect(probe.callCount == 1 && operation.isFinished)
+        }
+    }
+
+    @Test("A batch of 10 with 2 failures: 10 progress calls after the completions, then one completion")
+    func batch() async throws {
+        try await withServer { _, client in
+            let events = Mutex<[String]>([])
+            let operations = (0..<10).map { index in
+                client.operation(with: try! client.request(method: .get, path: index == 3 || index == 7 ? "status/500" : "get"),
+                                 success: { _, _ in events.withLock { $0.append("done \(index)") } },
+                                 failure: { _, _ in events.withLock { $0.append("done \(index)") } })
+            }
+            let overall = await withCheckedContinuation { (continuation: CheckedContinuation<Progress, Never>) in
+                let box = Mutex<Progress?>(nil)
+                let progress = client.enqueueBatch(operations, progress: { finished, total in
+                    events.withLock { $0.append("progress \(finished)/\(total)") }
+                }, completion: { all in
+                    events.withLock { $0.append("completion \(all.count)") }
+                    continuation.resume(returning: box.withLock { $0 }!)
+                })
+                box.withLock { $0 = progress }
+            }
+            let log = events.withLock { $0 }
+            #expect(log.filter { $0.hasPrefix("progress") }.count == 10)
+            #expect(log.last == "completion 10")
+            #expect(log.filter { $0.hasPrefix("done") }.count == 10)
+            // Every progress call comes after at least as many completions.
+            for (index, line) in log.enumerated() where line.hasPrefix("progress ") {
+                let finished = Int(line.dropFirst(9).split(separator: "/")[0])!
+                #expect(log[..<index].filter { $0.hasPrefix("done") }.count >= finished)
+            }
+            #expect(overall.completedUnitCount == 10 && overall.totalUnitCount == 10)
+            #expect(operations.filter { $0.error != nil }.count == 2)
+        }
+    }
+
+    @Test("An empty batch completes at once; the async batch returns results in order")
+    func emptyAndAsyncBatch() async throws {
+        try await withServer { _, client in
+            let count = await withCheckedContinuation { continuation in
+                client.enqueueBatch([], completion: { continuation.resume(returning: $0.count) })
+            }
+            #expect(count == 0)
+            let requests = try ["get?i=0", "status/404", "get?i=2"].map { try client.request(method: .get, path: $0) }
+            let results = await client.batch(requests)
+            #expect(results.count == 3)
+            #expect((try? results[0].get().data.jsonObject["args"] as? [String: String])?["i"] == "0")
+            if case let .failure(error) = results[1] { #expect(error.statusCode == 404) } else { Issue.record("expected a 404") }
+            #expect((try? results[2].get().data.jsonObject["args"] as? [String: String])?["i"] == "2")
+        }
+    }
+
+    @Test("A slow drip within the idle limit but past the resource timeout fails with .resource")
+    func resourceTimeout() async throws {
+        var configuration = HTTPClient.Configuration.timeout(1.0)
+        configuration.resourceTimeout = 0.5
+        try await withServer(configuration: configuration) { _, client in
+            let start = ContinuousClock.now
+            let (error, elapsed) = await withCheckedContinuation { continuation in
+                client.get("drip", parameters: ["numbytes": 10, "duration": 2.0],
+                           success: { _, _ in continuation.resume(returning: (nil, ContinuousClock.now - start)) },
+                           failure: { _, error in continuation.resume(returning: (error, ContinuousClock.now - start)) })
+            }
+            guard case let .timedOut(kind, after) = error else {
+                Issue.record("expected a timeout, got \(String(describing: error))")
+                return
+            }
+            #expect(kind == .resource && after == 0.5)
+            #expect(elapsed >= .milliseconds(450) && elapsed < .milliseconds(1500))
+        }
+    }
+
+    @Test("A redirect handler can modify a hop, or refuse it so the 3xx is the response")
+    func redirectHandler() async throws {
+        var configuration = HTTPClient.Configuration.default
+        configuration.redirectPolicy = .follow(max: 5) { next, redirect in
+            guard redirect.url?.path != "/refuse" else { return nil }
+            var next = next
+            next.setValue("yes", forHTTPHeaderField: "X-Followed")
+            return next
+        }
+        try await withServer(configuration: configuration) { server, client in
+            server.route("/refuse") { _ in .init(status: 302, headers: ["Location": "/get"]) }
+            let headers = try await client.get("redirect/1").jsonObject["headers"] as? [String: String]
+            #expect(headers?["X-Followed"] == "yes")
+            await #expect { try await client.get("refuse") } throws: { ($0 as? ConveyorError)?.statusCode == 302 }
+        }
+    }
+
+    @Test("A challenge handler answers; default handling falls back to the credential; nothing hangs")
+    func challengeHandler() async throws {
+        try await withServer { _, client in
+            let operation = client.operation(with: try client.request(method: .get, path: "basic-auth/u/p"), success: nil, failure: nil)
+            operation.authenticationChallengeHandler = { _ in (.useCredential, URLCredential(user: "u", password: "p", persistence: .none)) }
+            let probe = CompletionProbe()
+            probe.attach(to: operation)
+            client.enqueue(operation)
+            #expect(await probe.outcome().error == nil)
+
+            let fallback = client.operation(with: try client.request(method: .get, path: "basic-auth/u/p"), success: nil, failure: nil)
+            fallback.authenticationChallengeHandler = { _ in (.performDefaultHandling, nil) }
+            let second = CompletionProbe()
+            second.attach(to: fallback)
+            client.enqueue(fallback)
+            let elapsed = await ContinuousClock().measure {
+                guard case .authenticationFailed = await second.outcome().error else {
+                    Issue.record("expected authenticationFailed")
+                    return
+                }
+            }
+            #expect(elapsed < .seconds(5))
+        }
+    }
+
+    @Test("Foundation Progress objects follow the download, total from Content-Length")
+    func progressObjects() async throws {
+        try await withServer { _, client in
+            let operation = client.operation(with: try client.request(method: .get, path: "bytes/300000"), success: nil, failure: nil)
+            let probe = CompletionProbe()
+            probe.attach(to: operation)
+            client.enqueue(operation)
+            _ = await probe.outcome()
+            #expect(operation.downloadProgress.totalUnitCount == 300_000 && operation.downloadProgress.completedUnitCount == 300_000)
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import Conveyor
+import ConveyorTesting
+import Foundation
+import Synchronization
+import Testing
+
+@Suite("Retry policies")
+struct RetryTests {
+    /// A policy with short delays, so tests take milliseconds.
+    static func quick(_ attempts: Int, decide: RetryPolicy.Decide? = nil) -> RetryPolicy {
+        RetryPolicy(maximumAttempts: attempts, baseDelay: 0.05, maximumDelay: 0.2, decide: decide)
+    }
+
+    /// Answers the statuses in order, then 200.
+    static func sequence(_ server: LocalHTTPServer, path: String, statuses: [Int], headers: HTTPHeaders = [:]) {
+        let count = Mutex(0)
+        server.route(path) { _ in
+            let index = count.withLock { value -> Int in
+                defer { value += 1 }
+                return value
+            }
+            return index < statuses.count ? .init(status: statuses[index], headers: headers) : .json(["attempt": index + 1])
+        }
+    }
+
+    @Test("503, 503, 200 succeeds on the third attempt, with one completion and the retries notified")
+    func retriesUntilSuccess() async throws {
+        var configuration = HTTPClient.Configuration.default
+        configuration.retryPolicy = Self.quick(3)
+        try await withServer(configuration: configuration) { server, client in
+            Self.sequence(server, path: "/flaky", statuses: [503, 503])
+            let retries = Counter()
+            let probe = CompletionProbe()
+            let operation = client.operation(with: try client.request(method: .get, path: "flaky"), success: nil, failure: nil)
+            let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationWillRetry, object: operation, queue: nil) { _ in retries.increment() }
+            defer { NotificationCenter.default.removeObserver(observer) }
+            probe.attach(to: operation)
+            let start = ContinuousClock.now
+            client.enqueue(operation)
+            #expect(await probe.outcome().data?.jsonObject["attempt"] as? Int == 3)
+            // Two backoffs of at least half of 0.05 s and 0.1 s.
+            #expect(ContinuousClock.now - start >= .milliseconds(75))
+            #expect(server.requestCount(path: "/flaky") == 3 && operation.retryCount == 2 && operation.metrics?.attemptCount == 3)
+            #expect(retries.count == 2 && probe.callCount == 1)
+        }
+    }
+
+    @Test("Attempts run out: the last failure is reported")
+    func exhausted() async throws {
+        var configuration = HTTPClient.Configuration.default
+        configuration.retryPolicy = Self.quick(2)
+        try await withServer(configuration: configuration) { server, client in
+            Self.sequence(server, path: "/down", statuses: [503, 502, 500])
+            await #expect { try await client.get("down") } throws: { ($0 as? ConveyorError)?.statusCode == 502 }
+            #expect(server.requestCount(path: "/down") == 2)
+        }
+    }
+
+    @Test("POST is not retried unless the policy opts in")
+    func postNotRetried() async throws {
+        var configuration = HTTPClient.Configuration.default
+        configuration.retryPolicy = Self.quick(3)
+        try await withServer(configuration: configuration) { server, client in
+            Self.sequence(server, path: "/submit", statuses: [503])
+            await #expect { try await client.post("submit") } throws: { ($0 as? ConveyorError)?.statusCode == 503 }
+            #expect(server.requestCount(path: "/submit") == 1)
+            let operation = client.operation(with: try client.request(method: .post, path: "submit"), success: nil, failure: nil)
+            var policy = Self.quick(3)
+            policy.retriesNonIdempotentMethods = true
+            operation.retryPolicy = policy
+            let probe = CompletionProbe()
+            probe.attach(to: operation)
+            Self.sequence(server, path: "/submit", statuses: [503])
+            client.enqueue(operation)
+            #expect(await probe.outcome().error == nil)
+        }
+    }
+
+    @Test("Retry-After in seconds is honoured; one beyond the cap makes the failure final")
+    func retryAfter() async throws {
+        var configuration = HTTPClient.Configuration.default
+        configuration.retryPolicy = Self.quick(2)
+        try await withServer(configuration: configuration) { server, client in
+            Self.sequence(server, path: "/busy", statuses: [429], headers: ["Retry-After": "1"])
+            let start = ContinuousClock.now
+            _ = try await client.get("busy")
+            #expect(ContinuousClock.now - start >= .milliseconds(950))
+            Self.sequence(server, path: "/later", statuses: [503], headers: ["Retry-After": "3600"])
+            await #expect { try await client.get("later") } throws: { ($0 as? ConveyorError)?.statusCode == 503 }
+            #expect(server.requestCount(path: "/later") == 1)
+        }
+    }
+
+    @Test("An HTTP-date Retry-After parses")
+    func retryAfterDate() throws {
+        let response = try #require(HTTPURLResponse(url: URL(string: "http://x")!, statusCode: 503, httpVersion: nil,
+                                                    headerFields: ["Retry-After": "Wed, 21 Oct 2099 07:28:00 GMT"]))
+        let context = RetryPolicy.Context(request: URLRequest(url: URL(string: "http://x")!), response: response,
+                                          error: .unacceptableStatusCode(503, response: response, data: nil), attemptCount: 1)
+        #expect(RetryPolicy(maximumAttempts: 2, maximumRetryAfter: .infinity).defaultDelay(for: context).map { $0 > 1_000_000 } == true)
+    }
+
+    @Test("A decide closure refreshes a token on 401 once, then retries with it; it cannot loop")
+    func refreshToken() async throws {
+        try await withServer { server, client in
+            let refreshes = Counter()
+            let policy = Self.quick(2) { context, completion in
+                guard context.error.statusCode == 401 else { return completion(.useDefault) }
+                refreshes.increment()
+                var request = context.request
+                request.setValue("Bearer fresh", forHTTPHeaderField: "Authorization")
+                completion(.retry(after: 0, request: request))
+            }
+            var configuration = HTTPClient.Configuration.default
+            configuration.retryPolicy = policy
+            let client = HTTPClient(baseURL: server.baseURL, configuration: configuration)
+            client.setAuthorizationHeader(token: "stale")
+            server.route("/me") { request in
+                request.headers["Authorization"] == "Bearer fresh" ? .json(["me": "ok"]) : .text("expired", status: 401)
+            }
+            let me = try await client.get("me").jsonObject["me"] as? String
+            #expect(me == "ok")
+            server.route("/always401") { _ in .text("no", status: 401) }
+            await #expect { try await client.get("always401") } throws: { ($0 as? ConveyorError)?.statusCode == 401 }
+            #expect(refreshes.count == 2 && server.requestCount(path: "/always401") == 2)
+        }
+    }
+
+    @Test("A connection dropped mid-download is retried and continues with Range")
+    func interruptedDownload() async throws {
+        let body = FileDownloadTests.pattern(3_000_000)
+        var configuration = HTTPClient.Configuration.default
+        configuration.retryPolicy = Self.quick(2)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-retry-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer(configuration: configuration) { server, client in
+            struct Cut: Error {}
+            server.route("/big") { request in
+                if request.headers["Range"] != nil { return .ranged(body, etag: "\"e1\"", for: request) }
+                return .init(headers: ["ETag": "\"e1\"", "Content-Length": String(body.count)], body: .stream(chunked: false) { writer in
+                    try writer.write(body.prefix(1_000_000))
+                    throw Cut()
+                })
+            }
+            let file = try await client.download("big", to: .directory(directory))
+            #expect(try Data(contentsOf: file) == body)
+            #expect(server.receivedRequests.last?.headers["Range"] == "bytes=1000000-")
+        }
+    }
+}
