@@ -160,4 +160,34 @@ struct LifecycleTests {
             #expect(operation.downloadProgress.totalUnitCount == 300_000 && operation.downloadProgress.completedUnitCount == 300_000)
         }
     }
+
+    @Test("A gzip body reports decoded bytes; its Content-Length (the compressed size) does not cap the progress")
+    func gzipProgress() async throws {
+        let text = Data(String(repeating: "Conveyor compresses well. ", count: 8000).utf8)
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        gzip.arguments = ["-c"]
+        let input = Pipe(), output = Pipe()
+        gzip.standardInput = input
+        gzip.standardOutput = output
+        try gzip.run()
+        input.fileHandleForWriting.write(text)
+        try input.fileHandleForWriting.close()
+        let compressed = output.fileHandleForReading.readDataToEndOfFile()
+        gzip.waitUntilExit()
+        #expect(compressed.count < text.count / 10)
+        try await withServer { server, client in
+            server.route("/zipped") { _ in .init(headers: ["Content-Encoding": "gzip", "Content-Type": "text/plain"], body: .data(compressed)) }
+            let operation = client.operation(with: try client.request(method: .get, path: "zipped"), success: nil, failure: nil)
+            let last = LastValue()
+            operation.setDownloadProgressBlock { _, total, expected in last.set(total, expected) }
+            let probe = CompletionProbe()
+            probe.attach(to: operation)
+            client.enqueue(operation)
+            #expect(await probe.outcome().data == text)
+            #expect(last.value.0 == Int64(text.count))
+            #expect(operation.downloadProgress.completedUnitCount == Int64(text.count))
+            #expect(operation.downloadProgress.totalUnitCount == -1 || operation.downloadProgress.totalUnitCount >= Int64(text.count))
+        }
+    }
 }
