@@ -1,0 +1,239 @@
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Logs requests and responses, for debug builds: AFNetworking's `AFHTTPRequestOperationLogger`.
+///
+/// ```swift
+/// #if DEBUG
+/// NetworkLogger.shared.level = .debug
+/// NetworkLogger.shared.startLogging()
+/// #endif
+/// ```
+///
+/// It observes the operation notifications, so every ``HTTPRequestOperation`` is logged, built
+/// by a client or not. Nothing is printed until ``startLogging()``; secrets are redacted by
+/// default (``redaction``); lines go to a swappable ``sink`` from one serial queue, so entries
+/// of concurrent operations never interleave and the operation's thread never waits on I/O.
+///
+/// | level | logs |
+/// |---|---|
+/// | `.debug` | everything below, plus headers, bodies (text decoded with the charset, binary summarised, truncated past ``bodyLimit``), the attempt number and a cURL command |
+/// | `.info` (default) | `→ GET url` on start; `← 200 GET url [0.123 s, 1.2 kB]` on finish; failures with the error; retries |
+/// | `.warn` | failures only, except the routine ones (status codes, timeouts, cancellations), which count as `.info` unless ``routineFailuresAreWarnings`` |
+/// | `.error` | network and serialization failures only |
+/// | `.off` | nothing |
+public final class NetworkLogger: @unchecked Sendable {
+    // @unchecked Sendable: every mutable property is in `state`, behind one Mutex; the queue
+    // and clock are immutable.
+
+    /// How much is logged; each level includes the ones after it.
+    public enum Level: Int, Sendable, Comparable, CaseIterable {
+        /// Everything, with headers, bodies and cURL commands.
+        case debug
+        /// Start and finish of every operation.
+        case info
+        /// Failures that need attention.
+        case warn
+        /// Network and serialization failures.
+        case error
+        /// Nothing.
+        case off
+
+        /// Orders by verbosity: `.debug` < `.info` < `.warn` < `.error` < `.off`.
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    /// Decides whether an operation is logged: `true` means **log it**.
+    public typealias ShouldLog = @Sendable (HTTPRequestOperation) -> Bool
+
+    /// The logger every app uses.
+    public static let shared = NetworkLogger()
+
+    struct State {
+        var level: Level = .info
+        var sink: any LogSink = StandardErrorLogSink()
+        var redaction = Redaction()
+        var shouldLog: ShouldLog?
+        var bodyLimit = 4096
+        var routineFailuresAreWarnings = false
+        var observers: [UncheckedSendableBox<any NSObjectProtocol>] = []
+        /// Start times by operation, for durations.
+        var started: [ObjectIdentifier: (start: TimeInterval, attemptStart: TimeInterval)] = [:]
+    }
+    let state = Mutex(State())
+    private let queue = DispatchQueue(label: "org.conveyor.logger")
+    private let clock: @Sendable () -> TimeInterval
+
+    /// Creates a logger (most apps use ``shared``).
+    /// - Parameters:
+    ///   - sink: Where entries go; default standard error.
+    ///   - clock: Seconds from a fixed origin, for durations; default the monotonic uptime. Tests inject a fixed clock.
+    public init(sink: any LogSink = StandardErrorLogSink(), clock: (@Sendable () -> TimeInterval)? = nil) {
+        self.clock = clock ?? { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+        state.withLock { $0.sink = sink }
+    }
+
+    /// How much is logged. Default `.info`.
+    public var level: Level {
+        get { state.withLock { $0.level } }
+        set { state.withLock { $0.level = newValue } }
+    }
+
+    /// Where entries go. Default standard error.
+    public var sink: any LogSink {
+        get { state.withLock { $0.sink } }
+        set { state.withLock { $0.sink = newValue } }
+    }
+
+    /// What is hidden. Default ``Redaction/init(headerNames:parameterNames:)``.
+    public var redaction: Redaction {
+        get { state.withLock { $0.redaction } }
+        set { state.withLock { $0.redaction = newValue } }
+    }
+
+    /// Returns `true` for the operations to **log**; nil logs all. Presets: ``hosts(_:)``, ``pathPrefix(_:)``.
+    public var shouldLog: ShouldLog? {
+        get { state.withLock { $0.shouldLog } }
+        set { state.withLock { $0.shouldLog = newValue } }
+    }
+
+    /// Body bytes printed at `.debug` before truncating. Default 4096.
+    public var bodyLimit: Int {
+        get { state.withLock { $0.bodyLimit } }
+        set { state.withLock { $0.bodyLimit = newValue } }
+    }
+
+    /// Whether status-code failures, timeouts and cancellations are logged at `.warn` (default
+    /// false: they are routine and logged at `.info`).
+    public var routineFailuresAreWarnings: Bool {
+        get { state.withLock { $0.routineFailuresAreWarnings } }
+        set { state.withLock { $0.routineFailuresAreWarnings = newValue } }
+    }
+
+    /// A ``shouldLog`` that logs operations whose URL host is one of `hosts`.
+    /// - Parameter hosts: Host names (case-insensitive).
+    /// - Returns: The filter.
+    public static func hosts(_ hosts: Set<String>) -> ShouldLog {
+        let hosts = Set(hosts.map { $0.lowercased() })
+        return { operation in operation.request.url?.host.map { hosts.contains($0.lowercased()) } ?? false }
+    }
+
+    /// A ``shouldLog`` that logs operations whose URL path starts with `prefix`.
+    /// - Parameter prefix: The path prefix, for example `/api/`.
+    /// - Returns: The filter.
+    public static func pathPrefix(_ prefix: String) -> ShouldLog {
+        { operation in operation.request.url?.path.hasPrefix(prefix) ?? false }
+    }
+
+    /// Starts observing operations. Calling it again does nothing.
+    public func startLogging() {
+        let needed = state.withLock { $0.observers.isEmpty }
+        guard needed else { return }
+        let center = NotificationCenter.default
+        let observers = [
+            center.addObserver(forName: .conveyorOperationDidStart, object: nil, queue: nil) { [weak self] in self?.operationDidStart($0.object) },
+            center.addObserver(forName: .conveyorOperationDidFinish, object: nil, queue: nil) { [weak self] in self?.operationDidFinish($0.object) },
+            center.addObserver(forName: .conveyorOperationWillRetry, object: nil, queue: nil) { [weak self] in
+                self?.operationWillRetry($0.object, attempt: $0.userInfo?["attempt"] as? Int ?? 0, error: $0.userInfo?["error"] as? ConveyorError)
+            },
+        ].map { UncheckedSendableBox(value: $0) }
+        let duplicate = state.withLock { state -> Bool in
+            guard state.observers.isEmpty else { return true }
+            state.observers = observers
+            return false
+        }
+        if duplicate { observers.forEach { center.removeObserver($0.value) } }
+    }
+
+    /// Stops observing. Calling it again does nothing.
+    public func stopLogging() {
+        let observers = state.withLock { state in
+            defer {
+                state.observers = []
+                state.started = [:]
+            }
+            return state.observers
+        }
+        observers.forEach { NotificationCenter.default.removeObserver($0.value) }
+    }
+
+    /// Waits until every entry logged so far has been handed to the sink.
+    public func flush() { queue.sync {} }
+
+    // MARK: - Events
+
+    private func operationDidStart(_ object: Any?) {
+        guard let operation = object as? HTTPRequestOperation else { return }
+        let now = clock()
+        guard let settings = settings(for: operation, recordingStart: now) else { return }
+        guard settings.level <= .info else { return }
+        var entry = "→ \(describe(operation.currentRequest, settings))"
+        if settings.level == .debug { entry += details(of: operation.currentRequest, settings) }
+        emit(entry, level: .info, settings)
+    }
+
+    private func operationWillRetry(_ object: Any?, attempt: Int, error: ConveyorError?) {
+        guard let operation = object as? HTTPRequestOperation else { return }
+        let now = clock()
+        let attemptTime = state.withLock { state -> TimeInterval? in
+            guard let times = state.started[ObjectIdentifier(operation)] else { return nil }
+            state.started[ObjectIdentifier(operation)] = (times.start, now)
+            return now - times.attemptStart
+        }
+        guard let attemptTime, let settings = settings(for: operation, recordingStart: nil), settings.level <= .info else { return }
+        let status = operation.response.map { "\($0.statusCode) " } ?? ""
+        var entry = "↻ \(status)\(describe(operation.currentRequest, settings)) [attempt \(attempt - 1), \(Self.seconds(attemptTime))] retrying"
+        if let error { entry += ": \(redacted(error, settings))" }
+        if settings.level == .debug { entry += "\n  next attempt: \(attempt)" }
+        emit(entry, level: .info, settings)
+    }
+
+    private func operationDidFinish(_ object: Any?) {
+        guard let operation = object as? HTTPRequestOperation else { return }
+        let now = clock()
+        let start = state.withLock { $0.started.removeValue(forKey: ObjectIdentifier(operation))?.start }
+        guard let settings = settings(for: operation, recordingStart: nil) else { return }
+        let error = operation.error
+        let severity: Level = error.map { self.severity(of: $0, settings) } ?? .info
+        guard settings.level <= severity else { return }
+        let status = operation.response.map { String($0.statusCode) } ?? "ERR"
+        var facts = [Self.seconds(start.map { now - $0 } ?? 0)]
+        if let metrics = operation.metrics, operation.response != nil { facts.append(Self.size(Int64(metrics.bytesReceived))) }
+        if let attempts = operation.metrics?.attemptCount, attempts > 1 { facts.append("\(attempts) attempts") }
+        var entry = "← \(status) \(describe(operation.currentRequest, settings)) [\(facts.joined(separator: ", "))]"
+        if let error { entry += " \(redacted(error, settings))" }
+        if settings.level == .debug, let response = operation.response { entry += details(of: response, operation: operation, settings) }
+        emit(entry, level: severity, settings)
+    }
+
+    private func severity(of error: ConveyorError, _ settings: State) -> Level {
+        switch error {
+        case .network, .responseSerializationFailed: return .error
+        case .unacceptableStatusCode, .timedOut, .cancelled: return settings.routineFailuresAreWarnings ? .warn : .info
+        default: return .warn
+        }
+    }
+
+    /// The settings to log `operation` with, or nil when it is filtered out or logging is off.
+    private func settings(for operation: HTTPRequestOperation, recordingStart start: TimeInterval?) -> State? {
+        let settings = state.withLock { state -> State? in
+            guard !state.observers.isEmpty, state.level != .off else { return nil }
+            if let start { state.started[ObjectIdentifier(operation)] = (start, start) }
+            var copy = state
+            copy.observers = []
+            copy.started = [:]
+            return copy
+        }
+        guard let settings else { return nil }
+        if let shouldLog = settings.shouldLog, !shouldLog(operation) { return nil }
+        return settings
+    }
+
+    private func emit(_ entry: String, level: Level, _ settings: State) {
+        let sink = settings.sink
+        queue.async { sink.write(entry, level: level) }
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What the logger and ``HTTPRequestOperation/cURLDescription`` hide: header values, query
+/// parameters and form/JSON body fields with sensitive names print as `<redacted>`.
+public struct Redaction: Sendable {
+    /// The text printed instead of a secret.
+    public static let placeholder = "<redacted>"
+
+    /// Header names (case-insensitive). Default `Authorization`, `Proxy-Authorization`,
+    /// `Cookie`, `Set-Cookie`, `X-API-Key`, `X-Auth-Token`.
+    public var headerNames: Set<String>
+    /// Query parameter and body field names (case-insensitive). Default `token`,
+    /// `access_token`, `refresh_token`, `api_key`, `apikey`, `password`, `secret`, `client_secret`.
+    public var parameterNames: Set<String>
+
+    /// Creates a redaction.
+    /// - Parameters:
+    ///   - headerNames: Header names to hide; default the credential headers.
+    ///   - parameterNames: Query and body field names to hide; default common secret names.
+    public init(
+        headerNames: Set<String> = ["Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-API-Key", "X-Auth-Token"],
+        parameterNames: Set<String> = ["token", "access_token", "refresh_token", "api_key", "apikey", "password", "secret", "client_secret"]
+    ) {
+        self.headerNames = Set(headerNames.map { $0.lowercased() })
+        self.parameterNames = Set(parameterNames.map { $0.lowercased() })
+    }
+
+    /// Hides nothing. For local debugging only: logs then contain credentials.
+    public static let none = Redaction(headerNames: [], parameterNames: [])
+
+    /// The value to print for a header.
+    /// - Parameters:
+    ///   - value: The header's value.
+    ///   - name: The header's name.
+    /// - Returns: The value, or ``placeholder``.
+    public func header(_ value: String, named name: String) -> String {
+        headerNames.contains(name.lowercased()) ? Self.placeholder : value
+    }
+
+    /// The URL with sensitive query parameter values replaced (and any user:password removed).
+    /// - Parameter url: The URL.
+    /// - Returns: The text to print.
+    public func url(_ url: URL?) -> String {
+        guard let url else { return "(no URL)" }
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
+        if components.password != nil { components.password = Self.placeholder }
+        if let items = components.percentEncodedQueryItems, items.contains(where: { parameterNames.contains(($0.name.removingPercentEncoding ?? $0.name).lowercased()) }) {
+            components.percentEncodedQueryItems = items.map { item in
+                parameterNames.contains((item.name.removingPercentEncoding ?? item.name).lowercased()) && item.value != nil
+                    ? URLQueryItem(name: item.name, value: "%3Credacted%3E") : item
+            }
+        }
+        return components.string ?? url.absoluteString
+    }
+
+    /// A request or response body as text with sensitive form or JSON fields hidden.
+    /// - Parameters:
+    ///   - text: The decoded body.
+    ///   - contentType: Its MIME type, which decides how fields are found.
+    /// - Returns: The text to print.
+    public func body(_ text: String, contentType: String?) -> String {
+        guard !parameterNames.isEmpty || !headerNames.isEmpty else { return text }
+        return scrub(structured(text, contentType: contentType))
+    }
+
+    private func structured(_ text: String, contentType: String?) -> String {
+        let type = contentType?.lowercased() ?? ""
+        if type.contains("json"), let data = text.data(using: .utf8),
+           let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) {
+            let redacted = redactJSON(object)
+            if let output = try? JSONSerialization.data(withJSONObject: redacted, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes]) {
+                return String(decoding: output, as: UTF8.self)
+            }
+        }
+        if type.hasPrefix("application/x-www-form-urlencoded") {
+            return text.split(separator: "&", omittingEmptySubsequences: false).map { pair in
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let name = (parts[0].removingPercentEncoding ?? String(parts[0])).lowercased()
+                let bare = name.replacingOccurrences(of: "[]", with: "")
+                return parameterNames.contains(bare) && parts.count == 2 ? "\(parts[0])=%3Credacted%3E" : String(pair)
+            }.joined(separator: "&")
+        }
+        return text
+    }
+
+    /// A last pass over any text: `name=value` and `"name": "value"` (also inside escaped
+    /// JSON strings) for every secret name. Echo services and error pages repeat requests in
+    /// their bodies, and a structured pass alone would miss those copies.
+    private func scrub(_ text: String) -> String {
+        let names = (parameterNames.union(headerNames)).map { NSRegularExpression.escapedPattern(for: $0) }
+        guard !names.isEmpty else { return text }
+        let alternatives = names.joined(separator: "|")
+        let patterns = [
+            "(?i)((?:^|[?&\\s])(?:\(alternatives))=)[^&\\s\"'\\\\]+",
+            "(?i)(\\\\?\"(?:\(alternatives))\\\\?\"\\s*:\\s*\\\\?\")(?:[^\"\\\\]|\\\\[^\"])*",
+        ]
+        var result = text
+        for pattern in patterns {
+            guard let expression = try? NSRegularExpression(pattern: pattern) else { continue }
+            let range = NSRange(result.startIndex..., in: result)
+            result = expression.stringByReplacingMatches(in: result, range: range, withTemplate: "$1\(Self.placeholder)")
+        }
+        return result
+    }
+
+    private func redactJSON(_ object: Any) -> Any {
+        if let dictionary = object as? [String: Any] {
+            var result: [String: Any] = [:]
+            for (key, value) in dictionary {
+                let secret = parameterNames.contains(key.lowercased()) || headerNames.contains(key.lowercased())
+                result[key] = secret ? Self.placeholder : redactJSON(value)
+            }
+            return result
+        }
+        if let array = object as? [Any] { return array.map(redactJSON) }
+        return object
+    }
+}
