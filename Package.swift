@@ -23,7 +23,9 @@ let package = Package(
             dependencies: ["Conveyor", "ConveyorTesting"],
             path: "Benchmarks/ConveyorBench"
         ),
-        .testTarget(name: "ConveyorTests", dependencies: ["Conveyor", "ConveyorTesting"]),
+        // A child process for tests that must run in another network namespace or be signalled.
+        .executableTarget(name: "ConveyorTestHelper", dependencies: ["Conveyor", "ConveyorTesting"], path: "Tests/TestHelper"),
+        .testTarget(name: "ConveyorTests", dependencies: ["Conveyor", "ConveyorTesting", "ConveyorTestHelper"]),
         .testTarget(name: "ConformanceTests", dependencies: ["Conveyor", "ConveyorTesting"]),
     ],
     swiftLanguageModes: [.v6]

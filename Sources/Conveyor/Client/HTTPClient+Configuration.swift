@@ -38,6 +38,19 @@ extension HTTPClient {
         /// Where temporary multipart body files go. Default the system's temporary directory.
         public var temporaryDirectory: URL = FileManager.default.temporaryDirectory
 
+        /// Whether the client watches its base URL host's reachability
+        /// (``HTTPClient/reachabilityStatus``). Default true.
+        public var monitorsReachability = true
+        /// Whether the operation queue is suspended while the host is unreachable and resumed
+        /// when it returns; queued operations wait rather than fail. Default false.
+        public var suspendsQueueWhenUnreachable = false
+
+        /// Decides the base URL host's reachability; nil (the default) uses the platform's.
+        /// Inject one to drive transitions in tests.
+        public var reachabilityProbe: (any ReachabilityProbe)?
+        /// Says when to decide reachability again; nil (the default) uses the platform's.
+        public var reachabilityEvents: (any ReachabilityEventSource)?
+
         /// Creates a configuration with the defaults.
         public init() {}
 

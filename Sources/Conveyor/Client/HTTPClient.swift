@@ -23,9 +23,9 @@ import FoundationNetworking
 /// Paths resolve relative to ``baseURL`` as in AFNetworking: `"users"` appends to the base
 /// path, `"/users"` replaces it. All methods are safe to call from any thread.
 open class HTTPClient: @unchecked Sendable {
-    // @unchecked Sendable: `baseURL`, `configuration`, `operationQueue` and `transport` are
-    // immutable references to thread-safe objects; everything mutable is in `mutableState`,
-    // behind one Mutex.
+    // @unchecked Sendable: `baseURL`, `configuration`, `operationQueue`, `transport` and
+    // `reachability` are set once in init and are thread-safe objects; everything mutable is
+    // in `mutableState`, behind one Mutex.
 
     /// The URL that paths resolve against; always ends with `/` when it has a path.
     public let baseURL: URL
@@ -36,12 +36,15 @@ open class HTTPClient: @unchecked Sendable {
 
     let transport: any Transport
     let mutableState: Mutex<MutableState>
+    /// Watches the base URL host; nil when ``Configuration/monitorsReachability`` is off.
+    let reachability: NetworkReachabilityManager?
 
     struct MutableState {
         var defaultHeaders: HTTPHeaders
         var requestSerializer: any RequestSerializer = FormURLEncodedRequestSerializer()
         var registeredOperationClasses: [HTTPRequestOperation.Type] = []
         var defaultCredential = UncheckedSendableBox<URLCredential?>(value: nil)
+        var reachabilityHandler: UUID?
     }
 
     /// Creates a client.
@@ -57,9 +60,11 @@ open class HTTPClient: @unchecked Sendable {
         operationQueue.maxConcurrentOperationCount = configuration.maximumConcurrentOperations
         self.transport = URLSessionTransport(configuration: configuration.sessionConfiguration)
         self.mutableState = Mutex(MutableState(defaultHeaders: DefaultHeaderValues.make()))
+        self.reachability = Self.startReachability(for: self.baseURL, configuration: configuration, queue: operationQueue)
     }
 
     deinit {
+        reachability?.stopMonitoring()
         transport.invalidate()
     }
 

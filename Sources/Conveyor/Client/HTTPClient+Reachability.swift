@@ -1,0 +1,40 @@
+import Foundation
+
+extension HTTPClient {
+    /// The reachability of the client's base URL host; `.unknown` when monitoring is off
+    /// (``Configuration/monitorsReachability``) or has not decided yet.
+    public var reachabilityStatus: NetworkReachabilityManager.Status {
+        reachability?.status ?? .unknown
+    }
+
+    /// Sets the block called (on the callback queue) when the base URL host's reachability
+    /// changes; the current status is delivered first.
+    /// - Parameter handler: The block; nil removes it.
+    public func setReachabilityStatusChangeHandler(_ handler: (@Sendable (NetworkReachabilityManager.Status) -> Void)?) {
+        guard let reachability else { return }
+        let old = mutableState.withLock { state -> UUID? in
+            defer { state.reachabilityHandler = nil }
+            return state.reachabilityHandler
+        }
+        if let old { reachability.removeHandler(old) }
+        guard let handler else { return }
+        let token = reachability.addHandler(handler)
+        mutableState.withLock { $0.reachabilityHandler = token }
+        let current = reachability.status
+        if current != .unknown { configuration.callbackQueue.async { handler(current) } }
+    }
+
+    /// Starts the base URL host's monitor, suspending the queue while it is unreachable when
+    /// configured so (queued operations are kept, not failed).
+    static func startReachability(for baseURL: URL, configuration: Configuration, queue: OperationQueue) -> NetworkReachabilityManager? {
+        guard configuration.monitorsReachability, let host = baseURL.host else { return nil }
+        let manager = NetworkReachabilityManager(
+            target: .host(host), probe: configuration.reachabilityProbe, events: configuration.reachabilityEvents
+        )
+        if configuration.suspendsQueueWhenUnreachable {
+            manager.addHandler { status in queue.isSuspended = status == .notReachable }
+        }
+        manager.startMonitoring(queue: configuration.callbackQueue)
+        return manager
+    }
+}

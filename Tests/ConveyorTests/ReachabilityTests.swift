@@ -1,0 +1,208 @@
+import Conveyor
+import ConveyorTesting
+import Foundation
+import Synchronization
+import Testing
+
+/// A probe whose answer the test sets, and an event source the test fires.
+final class ScriptedReachability: ReachabilityProbe, ReachabilityEventSource, Sendable {
+    private let state = Mutex<(status: NetworkReachabilityManager.Status, handlers: [UUID: @Sendable () -> Void])>((.notReachable, [:]))
+
+    func status(for target: NetworkReachabilityManager.Target) -> NetworkReachabilityManager.Status { state.withLock { $0.status } }
+
+    func subscribe(_ handler: @escaping @Sendable () -> Void) -> UUID {
+        let token = UUID()
+        state.withLock { $0.handlers[token] = handler }
+        return token
+    }
+
+    func unsubscribe(_ token: UUID) { state.withLock { _ = $0.handlers.removeValue(forKey: token) } }
+
+    /// Changes the answer and fires the event.
+    func set(_ status: NetworkReachabilityManager.Status) {
+        let handlers = state.withLock { state in
+            state.status = status
+            return Array(state.handlers.values)
+        }
+        handlers.forEach { $0() }
+    }
+}
+
+@Suite("Reachability")
+struct ReachabilityTests {
+    /// Collects statuses on a private queue and lets the test await the next one.
+    final class Statuses: Sendable {
+        private let stream = AsyncStream.makeStream(of: NetworkReachabilityManager.Status.self)
+        var handler: @Sendable (NetworkReachabilityManager.Status) -> Void { { [stream] in stream.continuation.yield($0) } }
+        func next() async -> NetworkReachabilityManager.Status? {
+            var iterator = stream.stream.makeAsyncIterator()
+            return await iterator.next()
+        }
+    }
+
+    @Test("Transitions from the probe reach the handler and the notification, in order; the first status comes at start")
+    func transitions() async throws {
+        let scripted = ScriptedReachability()
+        let manager = NetworkReachabilityManager(target: .host("example.com"), probe: scripted, events: scripted)
+        let statuses = Statuses()
+        let notified = Mutex<[NetworkReachabilityManager.Status]>([])
+        let observer = NotificationCenter.default.addObserver(forName: .conveyorReachabilityDidChange, object: manager, queue: nil) { note in
+            if let status = note.userInfo?["status"] as? NetworkReachabilityManager.Status { notified.withLock { $0.append(status) } }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        #expect(manager.status == .unknown)
+        manager.startMonitoring(queue: DispatchQueue(label: "test.reachability"), onChange: statuses.handler)
+        #expect(await statuses.next() == .notReachable)
+        scripted.set(.reachable(.ethernetOrWiFi))
+        #expect(await statuses.next() == .reachable(.ethernetOrWiFi))
+        scripted.set(.reachable(.ethernetOrWiFi))  // no change: no call
+        scripted.set(.reachable(.cellular))
+        #expect(await statuses.next() == .reachable(.cellular))
+        #expect(manager.isReachable)
+        manager.stopMonitoring()
+        scripted.set(.notReachable)
+        #expect(manager.status == .reachable(.cellular))
+        #expect(notified.withLock { $0 } == [.notReachable, .reachable(.ethernetOrWiFi), .reachable(.cellular)])
+    }
+
+    @Test("The client suspends its queue while unreachable and runs the kept operations when the host returns")
+    func queueSuspension() async throws {
+        let scripted = ScriptedReachability()
+        scripted.set(.notReachable)
+        var configuration = HTTPClient.Configuration.default
+        configuration.reachabilityProbe = scripted
+        configuration.reachabilityEvents = scripted
+        configuration.suspendsQueueWhenUnreachable = true
+        try await withServer(configuration: configuration) { server, client in
+            let statuses = Statuses()
+            client.setReachabilityStatusChangeHandler(statuses.handler)
+            #expect(await statuses.next() == .notReachable)
+            #expect(client.operationQueue.isSuspended && client.reachabilityStatus == .notReachable)
+            let probe = CompletionProbe()
+            client.get("get", success: probe.success, failure: probe.failure)
+            #expect(server.receivedRequests.isEmpty && client.operationQueue.operationCount == 1)
+            scripted.set(.reachable(.ethernetOrWiFi))
+            #expect(await statuses.next() == .reachable(.ethernetOrWiFi))
+            #expect(await probe.outcome().error == nil)
+            #expect(!client.operationQueue.isSuspended)
+        }
+    }
+
+    @Test("The Linux probe sees loopback as reachable and a TEST-NET address by its route")
+    func linuxProbe() async throws {
+        let manager = NetworkReachabilityManager(address: "127.0.0.1")
+        let statuses = Statuses()
+        manager.startMonitoring(queue: DispatchQueue(label: "test.reachability.lo"), onChange: statuses.handler)
+        #expect(await statuses.next() == .reachable(.ethernetOrWiFi))
+        manager.stopMonitoring()
+        let client = HTTPClient(baseURL: URL(string: "http://localhost:9/")!)
+        let clientStatuses = Statuses()
+        client.setReachabilityStatusChangeHandler(clientStatuses.handler)
+        #expect(await clientStatuses.next() == .reachable(.ethernetOrWiFi))
+    }
+
+    @Test("In a private network namespace: loopback down is not reachable; bringing it up is seen within 1 s")
+    func networkNamespace() throws {
+        let helper = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("ConveyorTestHelper")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.arguments = ["--net", helper.path, "reachability"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "unshare --net (root needed) or the helper failed: \(text)")
+        let lines = text.split(separator: "\n").filter { $0.hasPrefix("status ") }
+        #expect(lines.first == "status not reachable -", "\(text)")
+        let last = try #require(lines.last?.split(separator: " "))
+        #expect(lines.last?.contains("reachable (ethernet or Wi-Fi)") == true, "\(text)")
+        #expect((Double(last.last ?? "") ?? 99) < 1.0, "\(text)")
+    }
+}
+
+@Suite("Network activity indicator")
+struct ActivityIndicatorTests {
+    /// A clock the test advances by hand.
+    final class ManualScheduler: NetworkActivityIndicatorManager.Scheduler, Sendable {
+        private let state = Mutex<(now: TimeInterval, work: [(id: Int, at: TimeInterval, run: @Sendable () -> Void)], next: Int)>((0, [], 0))
+
+        func schedule(after delay: TimeInterval, _ work: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
+            let id = state.withLock { state -> Int in
+                state.next += 1
+                state.work.append((state.next, state.now + delay, work))
+                return state.next
+            }
+            return { [weak self] in self?.state.withLock { $0.work.removeAll { $0.id == id } } }
+        }
+
+        func advance(by seconds: TimeInterval) {
+            let due = state.withLock { state -> [@Sendable () -> Void] in
+                state.now += seconds
+                let due = state.work.filter { $0.at <= state.now + 1e-9 }
+                state.work.removeAll { $0.at <= state.now + 1e-9 }
+                return due.map(\.run)
+            }
+            due.forEach { $0() }
+        }
+    }
+
+    @Test("5 overlapping activities: visible once after the activation delay, hidden once after the completion delay")
+    func overlapping() {
+        let scheduler = ManualScheduler()
+        let queue = DispatchQueue(label: "test.activity")
+        let manager = NetworkActivityIndicatorManager(queue: queue, scheduler: scheduler)
+        let changes = Mutex<[Bool]>([])
+        manager.visibilityChangeHandler = { visible in changes.withLock { $0.append(visible) } }
+        for _ in 0..<5 { manager.incrementActivityCount() }
+        scheduler.advance(by: 0.9)
+        #expect(!manager.isNetworkActivityIndicatorVisible)
+        scheduler.advance(by: 0.2)
+        #expect(manager.isNetworkActivityIndicatorVisible && manager.activityCount == 5)
+        for _ in 0..<4 { manager.decrementActivityCount() }
+        scheduler.advance(by: 1)
+        #expect(manager.isNetworkActivityIndicatorVisible)
+        manager.decrementActivityCount()
+        scheduler.advance(by: 0.1)
+        manager.incrementActivityCount()  // back-to-back: no flicker
+        manager.decrementActivityCount()
+        scheduler.advance(by: 0.1)
+        #expect(manager.isNetworkActivityIndicatorVisible)
+        scheduler.advance(by: 0.1)
+        #expect(!manager.isNetworkActivityIndicatorVisible)
+        manager.decrementActivityCount()
+        #expect(manager.activityCount == 0)
+        queue.sync {}
+        #expect(changes.withLock { $0 } == [true, false])
+    }
+
+    @Test("A short request never shows the indicator; enabled, it counts real operations")
+    func countsOperations() async throws {
+        let scheduler = ManualScheduler()
+        let manager = NetworkActivityIndicatorManager(queue: DispatchQueue(label: "test.activity2"), scheduler: scheduler)
+        try await withServer { server, client in
+            // Other suites run at the same time: count only this test's server.
+            manager.operationFilter = { $0.request.url?.port == server.port }
+            manager.isEnabled = true
+            defer { manager.isEnabled = false }
+            let arrived = AsyncStream.makeStream(of: Void.self)
+            let release = DispatchSemaphore(value: 0)
+            defer { release.signal() }
+            server.route("/hold") { _ in
+                arrived.continuation.yield()
+                _ = release.wait(timeout: .now() + 10)
+                return .text("ok")
+            }
+            let probe = CompletionProbe()
+            client.get("hold", success: probe.success, failure: probe.failure)
+            for await _ in arrived.stream { break }
+            #expect(manager.activityCount == 1)
+            release.signal()
+            _ = await probe.outcome()
+            scheduler.advance(by: 2)
+            #expect(!manager.isNetworkActivityIndicatorVisible && manager.activityCount == 0)
+        }
+    }
+}
