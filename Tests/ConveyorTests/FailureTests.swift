@@ -49,7 +49,9 @@ struct FailureTests {
                 return
             }
             #expect(kind == .idle && after == 0.5)
-            #expect(elapsed >= .milliseconds(450) && elapsed < .milliseconds(1500))
+            // Upper bound loose on purpose: a loaded CI machine delays wake-ups; typical runs are
+            // within 10 ms of the limit.
+            #expect(elapsed >= .milliseconds(450) && elapsed < .milliseconds(3000))
         }
     }
 
