@@ -6,6 +6,7 @@
 //     (1 after 5 s without).
 import Conveyor
 import Foundation
+import Synchronization
 
 /// Writes a line unbuffered, so the parent sees it even if this process is killed.
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
@@ -46,9 +47,59 @@ final class UncheckedResult: @unchecked Sendable {
     var code: Int32 = 1
 }
 
+/// `drain <base-url> <temp-dir>`: a throttled multipart upload (~1 s, body file in temp-dir)
+/// and a 20 s drip download, with GracefulShutdown(deadline: 2 s) installed; prints `ready`
+/// once both run, `draining` on the first signal, each completion, then `exit <status> after
+/// <seconds since the signal>`. `drain-twice` sends itself a second SIGTERM once draining.
+func drain(baseURL: URL, temporaryDirectory: URL, signalTwice: Bool) -> Never {
+    var configuration = HTTPClient.Configuration.default
+    configuration.multipartMemoryThreshold = 0
+    configuration.temporaryDirectory = temporaryDirectory
+    let client = HTTPClient(baseURL: baseURL, configuration: configuration)
+    let started = AsyncStream.makeStream(of: Void.self)
+    let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationDidStart, object: nil, queue: nil) { _ in
+        started.continuation.yield()
+    }
+    let signalledAt = Mutex<ContinuousClock.Instant?>(nil)
+    _ = NotificationCenter.default.addObserver(forName: .conveyorShutdownWillDrain, object: nil, queue: nil) { _ in
+        signalledAt.withLock { $0 = .now }
+        say("draining")
+        // The second signal comes from here, so the parent's scheduling cannot delay it.
+        if signalTwice { kill(getpid(), SIGTERM) }
+    }
+    GracefulShutdown.install(clients: [client], deadline: 2) { status in
+        let elapsed = signalledAt.withLock { $0 }.map { ContinuousClock.now - $0 }
+        client.configuration.callbackQueue.sync {}
+        let seconds = elapsed.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 } ?? -1
+        say(String(format: "exit %d after %.3f", status, seconds))
+        exit(status)
+    }
+    client.post("upload", constructingBody: { form in
+        form.append(data: Data(repeating: 7, count: 64 * 1024), name: "file", fileName: "f.bin", mimeType: "application/octet-stream")
+        form.throttleBandwidth(packetSize: 8 * 1024, delay: 0.1)
+    }, success: { _, _ in say("upload ok") }, failure: { _, error in say("upload failed \(error)") })
+    client.get("drip", parameters: ["numbytes": 100, "duration": 20], success: { _, _ in say("download ok") },
+               failure: { _, error in say("download failed \(error)") })
+    Task {
+        var count = 0
+        for await _ in started.stream {
+            count += 1
+            if count == 2 {
+                say("ready")
+                NotificationCenter.default.removeObserver(observer)
+                break
+            }
+        }
+    }
+    dispatchMain()
+}
+
 switch arguments.first {
 case "reachability": exit(reachability())
+case "drain", "drain-twice":
+    let rest = Array(arguments.dropFirst())
+    drain(baseURL: URL(string: rest[0])!, temporaryDirectory: URL(fileURLWithPath: rest[1]), signalTwice: arguments.first == "drain-twice")
 default:
-    say("usage: ConveyorTestHelper reachability")
+    say("usage: ConveyorTestHelper reachability | drain <base-url> <temp-dir>")
     exit(2)
 }

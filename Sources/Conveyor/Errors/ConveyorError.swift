@@ -111,11 +111,15 @@ public enum ConveyorError: Error, Sendable {
     public enum CancellationReason: Sendable, Equatable, CustomStringConvertible {
         /// `cancel()` was called on the operation, its queue or its client, or the awaiting Task was cancelled.
         case explicit
+        /// The client is draining for shutdown (``HTTPClient/drain(deadline:queued:)``): the
+        /// operation was still queued, or still running at the deadline.
+        case shuttingDown
 
         /// A readable explanation.
         public var description: String {
             switch self {
             case .explicit: return "cancelled by the caller"
+            case .shuttingDown: return "the client is shutting down"
             }
         }
     }

@@ -66,6 +66,49 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
         }
     }
 
+    /// What a paused download needs to continue in another run of the program: persist it
+    /// (it is `Codable`) and pass it to ``init(request:resuming:destination:options:)``.
+    public struct ResumeState: Codable, Sendable, Equatable {
+        /// The URL being downloaded.
+        public let url: URL
+        /// The `ETag` or `Last-Modified` sent as `If-Range`.
+        public let validator: String
+        /// Bytes already in the partial file.
+        public let bytesReceived: Int64
+        /// The partial file (beside the destination).
+        public let partialFile: URL
+    }
+
+    /// The state to persist for continuing this download later; nil unless it is paused with
+    /// bytes a server can continue from (the response had an `ETag` or `Last-Modified`).
+    public var resumeState: ResumeState? {
+        mutableState.withLock { state in
+            guard state.state == .paused, state.resumeOffset > 0, let validator = state.resumeValidator,
+                  let file = state.bodyFile, let url = state.currentRequest.url else { return nil }
+            return ResumeState(url: url, validator: validator, bytesReceived: state.resumeOffset, partialFile: file.url)
+        }
+    }
+
+    /// Creates a download that continues from a ``ResumeState`` saved by an earlier run: it asks
+    /// for the rest with `Range`/`If-Range`, appends on a matching 206, starts over on a 200.
+    /// - Parameters:
+    ///   - request: The request (for the same URL).
+    ///   - saved: The saved state; ignored when its partial file is missing or of another size.
+    ///   - destination: Where the file goes.
+    ///   - options: How the destination is prepared; default none.
+    public convenience init(request: URLRequest, resuming saved: ResumeState, destination: Destination, options: Options = []) {
+        self.init(request: request, destination: destination, options: options)
+        let size = (try? FileManager.default.attributesOfItem(atPath: saved.partialFile.path)[.size] as? NSNumber)?.int64Value
+        guard size == saved.bytesReceived, let file = try? ResponseBodyFile(url: saved.partialFile, appending: true) else { return }
+        try? file.close()
+        mutableState.withLock { state in
+            state.resumeOffset = saved.bytesReceived
+            state.resumeValidator = saved.validator
+            state.bytesReceived = saved.bytesReceived
+            state.bodyFile = file
+        }
+    }
+
     /// Where the file goes.
     public var destination: Destination {
         get { settings.withLock { $0.destination } }

@@ -15,7 +15,7 @@ extension HTTPRequestOperation {
         }
         guard proceed else { return }
         if isCancelled {
-            finish(.failure(.cancelled(reason: .explicit)))
+            finish(.failure(.cancelled(reason: cancellationReason)))
             return
         }
         if let error = mutableState.withLock({ $0.preflightError }) {
@@ -28,6 +28,7 @@ extension HTTPRequestOperation {
         }
         guard transition(from: [.ready], to: .executing) else { return }
         NotificationCenter.default.post(name: .conveyorOperationDidStart, object: self)
+        beginBackgroundTaskIfRequested()
         armTimers()
         send(mutableState.withLock { $0.currentRequest })
     }
@@ -38,7 +39,7 @@ extension HTTPRequestOperation {
         // at once); an executing or paused one finishes now, so the caller is never kept
         // waiting on the transport.
         if mutableState.withLock({ $0.state == .executing || $0.state == .paused }) {
-            finish(.failure(.cancelled(reason: .explicit)))
+            finish(.failure(.cancelled(reason: cancellationReason)))
         }
     }
 
@@ -82,6 +83,14 @@ extension HTTPRequestOperation {
         armTimers()
         send(mutableState.withLock { $0.currentRequest })
     }
+
+    /// Why the operation was cancelled (`.explicit` unless a client drained it).
+    var cancellationReason: ConveyorError.CancellationReason {
+        mutableState.withLock { $0.cancellationReason } ?? .explicit
+    }
+
+    /// Whether the operation has been started by its queue (or by `start()`).
+    var hasStarted: Bool { mutableState.withLock { $0.started } }
 
     /// Whether the operation is paused.
     public var isPaused: Bool { mutableState.withLock { $0.state == .paused } }

@@ -89,6 +89,10 @@ extension HTTPRequestOperation {
         var metrics: OperationMetrics?
         /// A request that could not be built: the operation fails with this as soon as it starts.
         var preflightError: ConveyorError?
+        /// Why `cancel` was called; the first reason wins.
+        var cancellationReason: ConveyorError.CancellationReason?
+        /// An iOS background task held while the operation runs (see `setShouldExecuteAsBackgroundTask`).
+        var backgroundTask: BackgroundTaskRequest?
 
         init(currentRequest: URLRequest) {
             self.currentRequest = currentRequest
@@ -148,6 +152,7 @@ extension HTTPRequestOperation {
             claimed.file?.discard()
         }
         transition(to: .finished)
+        endBackgroundTaskIfAny()
         NotificationCenter.default.post(name: .conveyorOperationDidFinish, object: self)
 
         let (queue, success, failure) = mutableState.withLock { state in

@@ -195,7 +195,7 @@ extension HTTPRequestOperation {
 
     /// Maps what the transport reported into the error the caller sees.
     private func failure(for error: any Error, response: HTTPURLResponse?) -> ConveyorError {
-        if isCancelled { return .cancelled(reason: .explicit) }
+        if isCancelled { return .cancelled(reason: cancellationReason) }
         let data = mutableState.withLock { $0.data.isEmpty ? nil : $0.data }
         // A refused or failed challenge ends the task with an error but leaves the 401 (or
         // 407) in the task's response: that is an authentication failure, not a network one.

@@ -76,7 +76,15 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// ``ConveyorError/cancelled(reason:)``. Safe from any thread at any time; does nothing
     /// once the operation has finished.
     open override func cancel() {
+        cancel(reason: .explicit)
+    }
+
+    /// Cancels with a reason the failure reports (`.shuttingDown` when a client drains).
+    func cancel(reason: ConveyorError.CancellationReason) {
         guard !isFinished else { return }
+        mutableState.withLock { state in
+            if state.cancellationReason == nil { state.cancellationReason = reason }
+        }
         super.cancel()
         finishIfCancelledWhileExecuting()
     }

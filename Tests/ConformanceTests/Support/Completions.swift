@@ -31,3 +31,10 @@ final class Completions: Sendable {
 
     var all: [ConveyorError?] { state.withLock { $0.calls } }
 }
+
+/// When a completion block ran.
+final class FinishTime: Sendable {
+    private let storage = Mutex<ContinuousClock.Instant?>(nil)
+    func mark() { storage.withLock { $0 = .now } }
+    var instant: ContinuousClock.Instant? { storage.withLock { $0 } }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension Notification.Name {
+    /// Posted when ``GracefulShutdown`` handles its first signal, before the clients drain;
+    /// `userInfo["signal"]` is the signal number.
+    public static let conveyorShutdownWillDrain = Notification.Name("org.conveyor.shutdown.willDrain")
+}
+
+/// Finishes in-flight transfers when the process is told to stop (SIGTERM from systemd or a
+/// container runtime, Ctrl-C) instead of dying mid-upload.
+///
+/// ```swift
+/// GracefulShutdown.install(clients: [APIClient.shared], deadline: 10)
+/// ```
+/// On the first signal every client is drained (``HTTPClient/drain(deadline:queued:)``), then
+/// the process exits with status 0; a second signal exits at once with 128 + the signal number.
+public enum GracefulShutdown {
+    private static let installed = Mutex<[UncheckedSendableBox<any DispatchSourceSignal>]>([])
+    private static let signalled = Mutex(false)
+
+    /// Installs the signal handling. Calling it again replaces the previous installation.
+    /// - Parameters:
+    ///   - signals: The signals to handle; default SIGTERM and SIGINT.
+    ///   - clients: The clients to drain.
+    ///   - deadline: Seconds running operations get to finish.
+    ///   - exit: How the process ends; default `Foundation.exit`. Tests replace it.
+    public static func install(
+        signals: [Int32] = [SIGTERM, SIGINT], clients: [HTTPClient], deadline: TimeInterval,
+        exit: @escaping @Sendable (Int32) -> Void = { Foundation.exit($0) }
+    ) {
+        let queue = DispatchQueue(label: "org.conveyor.shutdown")
+        let sources = signals.map { number -> UncheckedSendableBox<any DispatchSourceSignal> in
+            // The default action would kill the process before the source sees the signal.
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler {
+                let second = signalled.withLock { already -> Bool in
+                    defer { already = true }
+                    return already
+                }
+                if second {
+                    exit(128 + number)
+                    return
+                }
+                NotificationCenter.default.post(name: .conveyorShutdownWillDrain, object: nil, userInfo: ["signal": number])
+                Task {
+                    await withTaskGroup(of: Void.self) { group in
+                        for client in clients { group.addTask { await client.drain(deadline: deadline) } }
+                    }
+                    exit(0)
+                }
+            }
+            source.resume()
+            return UncheckedSendableBox(value: source)
+        }
+        let previous = installed.withLock { current in
+            defer { current = sources }
+            return current
+        }
+        previous.forEach { $0.value.cancel() }
+        signalled.withLock { $0 = false }
+    }
+}

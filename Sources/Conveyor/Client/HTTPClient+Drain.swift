@@ -1,0 +1,101 @@
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension HTTPClient {
+    /// What ``drain(deadline:queued:)`` does with operations that have not started.
+    public enum QueuedOperationsPolicy: Sendable {
+        /// Fail them with ``ConveyorError/cancelled(reason:)`` `.shuttingDown` (the default).
+        case cancel
+        /// Leave them queued, unstarted (the queue is suspended), for a later `resume`.
+        case keep
+    }
+
+    /// Waits until every operation now in the queue has finished, or `timeout` passes.
+    ///
+    /// Paused operations have not finished: pause none you wait for. (Not built on
+    /// `OperationQueue.addBarrierBlock`: corelibs ran a second barrier before the operations
+    /// ahead of it had finished.)
+    /// - Parameter timeout: Seconds to wait at most.
+    /// - Returns: Whether everything finished in time.
+    public func waitUntilAllOperationsAreFinished(timeout: TimeInterval) async -> Bool {
+        await Self.wait(for: operationQueue.operations.compactMap { $0 as? HTTPRequestOperation }, timeout: timeout)
+    }
+
+    /// Blocks the calling thread until every operation has finished, or `timeout` passes (for
+    /// command-line tools; never call it on the callback queue).
+    /// - Parameter timeout: Seconds to wait at most.
+    /// - Returns: Whether everything finished in time.
+    public func waitUntilAllOperationsAreFinishedBlocking(timeout: TimeInterval) -> Bool {
+        let semaphore = DispatchSemaphore(value: 0)
+        let operations = operationQueue.operations.compactMap { $0 as? HTTPRequestOperation }
+        let remaining = Mutex(Set(operations.map(ObjectIdentifier.init)))
+        let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationDidFinish, object: nil, queue: nil) { note in
+            guard let operation = note.object as? HTTPRequestOperation else { return }
+            if remaining.withLock({ $0.remove(ObjectIdentifier(operation)) != nil && $0.isEmpty }) { semaphore.signal() }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        for operation in operations where operation.isFinished { _ = remaining.withLock { $0.remove(ObjectIdentifier(operation)) } }
+        if remaining.withLock({ $0.isEmpty }) { return true }
+        return semaphore.wait(timeout: .now() + timeout) == .success
+    }
+
+    /// Stops the client for shutdown: nothing new starts, running operations may finish until
+    /// `deadline`, then the rest are cancelled (`.shuttingDown`). Every completion runs exactly
+    /// once and temporary multipart files are removed.
+    ///
+    /// Paused operations are left as they are. To continue a paused download in the next run,
+    /// persist what ``FileDownloadOperation/resumeState`` returns and pass it to
+    /// ``FileDownloadOperation/init(request:resuming:destination:options:)``.
+    /// - Parameters:
+    ///   - deadline: Seconds from now that running operations get.
+    ///   - queued: What happens to operations not started yet; default `.cancel`.
+    /// - Returns: Whether every running operation finished before the deadline.
+    @discardableResult
+    public func drain(deadline: TimeInterval, queued: QueuedOperationsPolicy = .cancel) async -> Bool {
+        operationQueue.isSuspended = true
+        let operations = operationQueue.operations.compactMap { $0 as? HTTPRequestOperation }
+        let waiting = operations.filter { !$0.hasStarted && !$0.isFinished }
+        let running = operations.filter { $0.hasStarted && !$0.isFinished && !$0.isPaused }
+        if queued == .cancel {
+            waiting.forEach { $0.cancel(reason: .shuttingDown) }
+            // Cancelled operations finish when the queue starts them.
+            operationQueue.isSuspended = false
+        }
+        let finishedInTime = await Self.wait(for: running, timeout: deadline)
+        if !finishedInTime { running.forEach { $0.cancel(reason: .shuttingDown) } }
+        if queued == .keep { operationQueue.isSuspended = true }
+        return finishedInTime
+    }
+
+    /// Waits until every operation finished (its finish notification was posted), or the timeout.
+    static func wait(for operations: [HTTPRequestOperation], timeout: TimeInterval) async -> Bool {
+        let remaining = Mutex(Set(operations.map(ObjectIdentifier.init)))
+        let done = AsyncStream.makeStream(of: Bool.self)
+        let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationDidFinish, object: nil, queue: nil) { note in
+            guard let operation = note.object as? HTTPRequestOperation else { return }
+            let empty = remaining.withLock { set in
+                set.remove(ObjectIdentifier(operation))
+                return set.isEmpty
+            }
+            if empty { done.continuation.yield(true) }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        // Some may have finished before the observer was added.
+        for operation in operations where operation.isFinished {
+            _ = remaining.withLock { $0.remove(ObjectIdentifier(operation)) }
+        }
+        if remaining.withLock({ $0.isEmpty }) { return true }
+        afterTimeout(timeout) { done.continuation.yield(false) }
+        for await finished in done.stream { return finished }
+        return false
+    }
+
+    /// Runs `work` after `seconds` on a dispatch timer: the outcome (finished or timed out) is
+    /// decided when the time comes, even if the awaiting Task's executor is busy.
+    static func afterTimeout(_ seconds: TimeInterval, _ work: @escaping @Sendable () -> Void) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, seconds), execute: work)
+    }
+}

@@ -1,0 +1,175 @@
+import Conveyor
+import ConveyorTesting
+import Foundation
+import Synchronization
+import Testing
+
+@Suite("Graceful shutdown and waiting for operations")
+struct ShutdownTests {
+    /// Runs the helper's drain scenario against `server`; returns the process and its output lines.
+    static func launch(_ server: LocalHTTPServer, temporaryDirectory: URL, mode: String = "drain") throws -> (Process, AsyncStream<String>) {
+        let helper = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("ConveyorTestHelper")
+        let process = Process()
+        process.executableURL = helper
+        process.arguments = [mode, server.baseURL.absoluteString, temporaryDirectory.path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        let lines = AsyncStream.makeStream(of: String.self)
+        let handle = pipe.fileHandleForReading
+        Thread.detachNewThread {
+            var buffer = Data()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                buffer.append(chunk)
+                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    lines.continuation.yield(String(decoding: buffer[..<newline], as: UTF8.self))
+                    buffer.removeSubrange(...newline)
+                }
+            }
+            lines.continuation.finish()
+        }
+        try process.run()
+        return (process, lines.stream)
+    }
+
+    static func route(_ server: LocalHTTPServer) {
+        server.route("/upload") { request in .text("received \(request.bodyLength)") }
+    }
+
+    @Test("SIGTERM: the upload completes within the deadline, the download is cancelled at it, exit 0, no temp file")
+    func sigterm() async throws {
+        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-drain-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        try await withServer { server, _ in
+            Self.route(server)
+            let (process, stream) = try Self.launch(server, temporaryDirectory: temporary)
+            var lines: [String] = []
+            for await line in stream {
+                lines.append(line)
+                if line == "ready" { kill(process.processIdentifier, SIGTERM) }
+            }
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(lines)")
+            // The child measures from handling the signal to exiting: deadline 2 s + 1 s.
+            let exitLine = try #require(lines.last { $0.hasPrefix("exit ") })
+            let seconds = try #require(Double(exitLine.split(separator: " ").last ?? ""))
+            #expect(seconds >= 1.9 && seconds < 3, "\(exitLine)")
+            #expect(lines.contains("upload ok"), "\(lines)")
+            #expect(lines.contains { $0.hasPrefix("download failed") && $0.contains("shutting down") }, "\(lines)")
+            #expect(exitLine.hasPrefix("exit 0 "))
+            let upload = try #require(server.receivedRequests.first { $0.path == "/upload" })
+            #expect(try upload.multipartParts().first?.body.count == 64 * 1024)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty)
+        }
+    }
+
+    @Test("A second signal exits at once")
+    func secondSignal() async throws {
+        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-drain-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        try await withServer { server, _ in
+            Self.route(server)
+            let (process, stream) = try Self.launch(server, temporaryDirectory: temporary, mode: "drain-twice")
+            var lines: [String] = []
+            for await line in stream {
+                lines.append(line)
+                if line == "ready" { kill(process.processIdentifier, SIGTERM) }
+            }
+            process.waitUntilExit()
+            // 143, not 0: the second signal ended it before the 2 s drain could.
+            #expect(process.terminationStatus == 128 + SIGTERM, "\(lines)")
+            #expect(!lines.contains { $0.hasPrefix("exit 0") })
+        }
+    }
+
+    @Test("waitUntilAllOperationsAreFinished: true when they finish in time, false when not")
+    func waitUntilFinished() async throws {
+        try await withServer { server, client in
+            client.get("get", success: nil, failure: nil)
+            #expect(await client.waitUntilAllOperationsAreFinished(timeout: 5))
+            // Held by the server until released, so a slow test machine cannot let it finish early.
+            let release = DispatchSemaphore(value: 0)
+            defer { release.signal() }
+            server.route("/hold") { _ in
+                _ = release.wait(timeout: .now() + 10)
+                return .text("late")
+            }
+            let slow = client.get("hold", success: nil, failure: nil)
+            #expect(!(await client.waitUntilAllOperationsAreFinished(timeout: 0.2)))
+            #expect(!client.waitUntilAllOperationsAreFinishedBlocking(timeout: 0.1))
+            slow.cancel()
+            #expect(await client.waitUntilAllOperationsAreFinished(timeout: 5))
+        }
+    }
+
+    @Test("drain with queued operations kept leaves them unstarted; cancelled ones fail with .shuttingDown")
+    func drainQueued() async throws {
+        var configuration = HTTPClient.Configuration.default
+        configuration.maximumConcurrentOperations = 1
+        try await withServer(configuration: configuration) { server, client in
+            let first = CompletionProbe(), second = CompletionProbe()
+            // Held by the server until the drain has begun, whatever the machine's load.
+            let release = DispatchSemaphore(value: 0)
+            defer { release.signal() }
+            server.route("/hold") { _ in
+                _ = release.wait(timeout: .now() + 10)
+                return .text("done")
+            }
+            let running = client.operation(with: try client.request(method: .get, path: "hold"), success: nil, failure: nil)
+            first.attach(to: running)
+            let started = AsyncStream.makeStream(of: Void.self)
+            let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationDidStart, object: running, queue: nil) { _ in
+                started.continuation.yield()
+            }
+            defer { NotificationCenter.default.removeObserver(observer) }
+            client.enqueue(running)
+            let queued = client.get("get", success: second.success, failure: second.failure)
+            for await _ in started.stream { break }
+            let drain = Task { await client.drain(deadline: 5, queued: .keep) }
+            // drain suspends the queue before its first suspension point.
+            while !client.operationQueue.isSuspended { await Task.yield() }
+            release.signal()
+            #expect(await drain.value)
+            #expect(await first.outcome().error == nil)
+            #expect(!queued.isFinished && client.operationQueue.isSuspended)
+            #expect(server.requestCount(path: "/get") == 0)
+            #expect(await client.drain(deadline: 5, queued: .cancel))
+            guard case .cancelled(.shuttingDown) = await second.outcome().error else {
+                Issue.record("expected a shutdown cancellation")
+                return
+            }
+        }
+    }
+
+    @Test("A paused download's resume state continues in a new operation (a later run)")
+    func resumeStateAcrossRuns() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-resume-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server, client in
+            let gate = DispatchSemaphore(value: 0)
+            defer { gate.signal() }
+            PauseResumeTests.route(server, etag: { "\"v1\"" }, body: { PauseResumeTests.body }, gate: gate)
+            let request = try client.request(method: .get, path: "resource")
+            let first = FileDownloadOperation(request: request, destination: .directory(directory), options: [.createIntermediateDirectories])
+            await PauseResumeTests.pauseAfterFirstPart(first, client: client, probe: CompletionProbe())
+            let saved = try #require(first.resumeState)
+            let encoded = try JSONEncoder().encode(saved)
+            gate.signal()
+            first.cancel()
+            let restored = try JSONDecoder().decode(FileDownloadOperation.ResumeState.self, from: encoded)
+            // Cancelling removed the partial file of `first`; a real program exits instead. Put it back.
+            try PauseResumeTests.body.prefix(Int(restored.bytesReceived)).write(to: restored.partialFile)
+            let second = FileDownloadOperation(request: request, resuming: restored, destination: .directory(directory))
+            let probe = CompletionProbe()
+            probe.attach(to: second)
+            client.enqueue(second)
+            #expect(await probe.outcome().error == nil)
+            #expect(server.receivedRequests.last?.headers["Range"] == "bytes=\(restored.bytesReceived)-")
+            #expect(try Data(contentsOf: try #require(second.destinationURL)) == PauseResumeTests.body)
+        }
+    }
+}
