@@ -1,8 +1,6 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// Decodes response text by the charset a server names, with IANA names.
@@ -40,7 +38,11 @@ public enum CharsetDecoder {
             if let text = String(data: data, encoding: encoding) { return text }
         }
         #endif
+        #if canImport(Glibc)
         return try iconvDecode(data, from: charset)
+        #else
+        throw ResponseSerializationError.unknownCharset(charset)
+        #endif
     }
 
     /// Charsets Foundation decodes correctly on every platform.
@@ -58,6 +60,7 @@ public enum CharsetDecoder {
         return String(data: data, encoding: .utf8) ?? String(String.UnicodeScalarView(data.map { Unicode.Scalar($0) }))
     }
 
+    #if canImport(Glibc)
     /// Converts with iconv to UTF-8. Stateful encodings (ISO-2022-JP) are flushed at the end.
     static func iconvDecode(_ data: Data, from charset: String) throws -> String {
         let descriptor = iconv_open("UTF-8", charset)
@@ -84,6 +87,7 @@ public enum CharsetDecoder {
         guard let text = String(validating: bytes, as: UTF8.self) else { throw ResponseSerializationError.invalidText(charset: charset) }
         return text
     }
+    #endif
 }
 
 /// Decodes the body as text with the response's charset.
