@@ -79,16 +79,10 @@ struct AsyncAPITests {
     @Test("Cancelling the awaiting Task cancels the operation")
     func taskCancellation() async throws {
         try await withServer { server, client in
-            let arrived = AsyncStream.makeStream(of: Void.self)
-            let release = DispatchSemaphore(value: 0)
-            defer { release.signal() }
-            server.route("/hold") { _ in
-                arrived.continuation.yield()
-                _ = release.wait(timeout: .now() + 10)
-                return .text("late")
-            }
+            let held = HeldRoute(server)
+            defer { held.release() }
             let task = Task { try await client.get("hold") }
-            for await _ in arrived.stream { break }
+            await held.arrived()
             task.cancel()
             await #expect {
                 try await task.value

@@ -43,21 +43,15 @@ struct OperationLifecycleTests {
     @Test("Cancel during the transfer finishes at once with a cancellation error, once")
     func cancelDuring() async throws {
         try await withServer { server, client in
-            let arrived = AsyncStream.makeStream(of: Void.self)
-            let release = DispatchSemaphore(value: 0)
-            defer { release.signal() }
-            server.route("/hold") { _ in
-                arrived.continuation.yield()
-                _ = release.wait(timeout: .now() + 10)
-                return .text("too late")
-            }
+            let held = HeldRoute(server, body: "too late")
+            defer { held.release() }
             let probe = CompletionProbe()
             let finishedAt = Mutex<ContinuousClock.Instant?>(nil)
             let operation = client.get("hold", success: probe.success, failure: { operation, error in
                 finishedAt.withLock { $0 = .now }
                 probe.failure(operation, error)
             })
-            for await _ in arrived.stream { break }
+            await held.arrived()
             let cancelledAt = ContinuousClock.now
             operation.cancel()
             #expect(await probe.outcome().error?.isCancelled == true)

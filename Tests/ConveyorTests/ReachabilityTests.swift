@@ -187,19 +187,12 @@ struct ActivityIndicatorTests {
             manager.operationFilter = { $0.request.url?.port == server.port }
             manager.isEnabled = true
             defer { manager.isEnabled = false }
-            let arrived = AsyncStream.makeStream(of: Void.self)
-            let release = DispatchSemaphore(value: 0)
-            defer { release.signal() }
-            server.route("/hold") { _ in
-                arrived.continuation.yield()
-                _ = release.wait(timeout: .now() + 10)
-                return .text("ok")
-            }
+            let held = HeldRoute(server, body: "ok")
             let probe = CompletionProbe()
             client.get("hold", success: probe.success, failure: probe.failure)
-            for await _ in arrived.stream { break }
+            await held.arrived()
             #expect(manager.activityCount == 1)
-            release.signal()
+            held.release()
             _ = await probe.outcome()
             scheduler.advance(by: 2)
             #expect(!manager.isNetworkActivityIndicatorVisible && manager.activityCount == 0)

@@ -92,12 +92,8 @@ struct ShutdownTests {
             client.get("get", success: nil, failure: nil)
             #expect(await client.waitUntilAllOperationsAreFinished(timeout: 5))
             // Held by the server until released, so a slow test machine cannot let it finish early.
-            let release = DispatchSemaphore(value: 0)
-            defer { release.signal() }
-            server.route("/hold") { _ in
-                _ = release.wait(timeout: .now() + 10)
-                return .text("late")
-            }
+            let held = HeldRoute(server)
+            defer { held.release() }
             let slow = client.get("hold", success: nil, failure: nil)
             #expect(!(await client.waitUntilAllOperationsAreFinished(timeout: 0.2)))
             #expect(!client.waitUntilAllOperationsAreFinishedBlocking(timeout: 0.1))
@@ -113,12 +109,7 @@ struct ShutdownTests {
         try await withServer(configuration: configuration) { server, client in
             let first = CompletionProbe(), second = CompletionProbe()
             // Held by the server until the drain has begun, whatever the machine's load.
-            let release = DispatchSemaphore(value: 0)
-            defer { release.signal() }
-            server.route("/hold") { _ in
-                _ = release.wait(timeout: .now() + 10)
-                return .text("done")
-            }
+            let held = HeldRoute(server, body: "done")
             let running = client.operation(with: try client.request(method: .get, path: "hold"), success: nil, failure: nil)
             first.attach(to: running)
             let started = AsyncStream.makeStream(of: Void.self)
@@ -132,7 +123,7 @@ struct ShutdownTests {
             let drain = Task { await client.drain(deadline: 5, queued: .keep) }
             // drain suspends the queue before its first suspension point.
             while !client.operationQueue.isSuspended { await Task.yield() }
-            release.signal()
+            held.release()
             #expect(await drain.value)
             #expect(await first.outcome().error == nil)
             #expect(!queued.isFinished && client.operationQueue.isSuspended)

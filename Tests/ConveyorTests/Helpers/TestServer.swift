@@ -32,3 +32,30 @@ extension String {
     /// The string without one trailing `suffix`.
     func trimmingSuffix(_ suffix: String) -> String { hasSuffix(suffix) ? String(dropLast(suffix.count)) : self }
 }
+
+/// A route that answers only once released (or after 10 s), and tells when a request arrived:
+/// it keeps an operation "in flight" for exactly as long as a test needs, whatever the load.
+final class HeldRoute: Sendable {
+    private let gate = DispatchSemaphore(value: 0)
+    private let arrivals = AsyncStream.makeStream(of: Void.self)
+
+    /// Installs the route at `path` on `server`.
+    init(_ server: LocalHTTPServer, path: String = "/hold", body: String = "late") {
+        let gate = gate, arrivals = arrivals
+        server.route(path) { _ in
+            arrivals.continuation.yield()
+            _ = gate.wait(timeout: .now() + 10)
+            return .text(body)
+        }
+    }
+
+    /// Returns once a request has reached the route.
+    func arrived() async {
+        for await _ in arrivals.stream { return }
+    }
+
+    /// Lets one held request answer.
+    func release() { gate.signal() }
+
+    deinit { gate.signal() }
+}
