@@ -1,7 +1,8 @@
 // conveyor-bench: Conveyor against raw URLSession, measured in one process, interleaved rep by
 // rep, against the in-process LocalHTTPServer. Prints medians and the Conveyor / raw ratio.
 //
-//   swift run -c release conveyor-bench [--requests N] [--reps N] [--json] [--smoke]
+//   swift run -c release conveyor-bench [--requests N] [--reps N] [--download-mb N] [--memory-requests N]
+//                                       [--multipart-mb N] [--json] [--smoke]
 import Conveyor
 import ConveyorTesting
 import Foundation
@@ -14,6 +15,10 @@ if let index = arguments.firstIndex(of: "--child-multipart") {
 }
 if let index = arguments.firstIndex(of: "--child-raw-download") {
     try await MultipartMemory.runRawDownloadChild(baseURL: URL(string: arguments[index + 1])!, megabytes: Int(arguments[index + 2])!)
+    exit(0)
+}
+if let index = arguments.firstIndex(of: "--child-requests") {
+    try await RequestMemory.runChild(kind: arguments[index + 1], baseURL: URL(string: arguments[index + 2])!, requests: Int(arguments[index + 3])!)
     exit(0)
 }
 if let index = arguments.firstIndex(of: "--child-download") {
@@ -111,7 +116,11 @@ for (scenario, inFlight) in [("\(requestCount) sequential small GETs", 1), ("\(r
                         ratioToRawData: entry.isConveyor ? medians[index] / rawData : nil))
     }
 }
+// 12,000 items encode to about 1 MB of JSON.
+let comparisons = try await Transfers.run(server: server, client: client, megabytes: option("--download-mb") ?? (smoke ? 1 : 50),
+                                          jsonItems: smoke ? 50 : 12_000, reps: reps)
 server.stop()
+let requestMemory = try RequestMemory.measure(requests: option("--memory-requests") ?? (smoke ? 200 : 100_000))
 
 let multipartMegabytes = option("--multipart-mb") ?? (smoke ? 5 : 200)
 let multipart = try MultipartMemory.measure(megabytes: multipartMegabytes)
@@ -119,8 +128,14 @@ let multipart = try MultipartMemory.measure(megabytes: multipartMegabytes)
 if arguments.contains("--json") {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-    struct Report: Codable { let rows: [Row]; let multipart: MultipartMemory.Result }
-    print(String(decoding: try encoder.encode(Report(rows: rows, multipart: multipart)), as: UTF8.self))
+    struct Report: Codable {
+        let rows: [Row]
+        let transfers: [Comparison]
+        let requestMemory: RequestMemory.Result
+        let multipart: MultipartMemory.Result
+    }
+    let report = Report(rows: rows, transfers: comparisons, requestMemory: requestMemory, multipart: multipart)
+    print(String(decoding: try encoder.encode(report), as: UTF8.self))
 } else {
     print("conveyor-bench: \(requestCount) requests, median of \(reps) rep(s)\(smoke ? " (smoke mode: numbers are meaningless)" : "")")
     var scenario = ""
@@ -130,6 +145,13 @@ if arguments.contains("--json") {
         let name = row.client.padding(toLength: 24, withPad: " ", startingAt: 0)
         print("  \(name)" + String(format: " %8.3f s  %7.1f µs/request", row.medianSeconds, row.microsecondsPerRequest) + ratios)
     }
+    for comparison in comparisons {
+        print("\n\(comparison.scenario)")
+        print("  \(comparison.raw.padding(toLength: 32, withPad: " ", startingAt: 0))" + String(format: " %8.3f s", comparison.rawMedianSeconds))
+        print("  \(comparison.conveyor.padding(toLength: 32, withPad: " ", startingAt: 0))" + String(format: " %8.3f s  %.2fx raw", comparison.conveyorMedianSeconds, comparison.ratio))
+    }
+    print("\n\(requestMemory.requests) small GETs through one client/session, each in a child process: RSS growth per request")
+    print(String(format: "  raw URLSession %.3f kB, Conveyor %.3f kB", requestMemory.rawGrowthKilobytesPerRequest, requestMemory.conveyorGrowthKilobytesPerRequest))
     print("\n\(multipart.megabytes) MB multipart upload from a file, and download to a file, each in a child process")
     print(String(format: "  upload:   peak RSS %.1f MB (a child that only starts a client: %.1f MB), %.2f s, server received %d bytes",
                  multipart.peakRSSMegabytes, multipart.baselineRSSMegabytes, multipart.seconds, multipart.bytesReceived))

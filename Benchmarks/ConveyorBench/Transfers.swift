@@ -1,0 +1,130 @@
+import Conveyor
+import ConveyorTesting
+import Foundation
+
+/// One Conveyor-versus-raw comparison: medians of interleaved reps, and their ratio.
+struct Comparison: Codable {
+    let scenario: String
+    let raw: String
+    let rawMedianSeconds: Double
+    let conveyor: String
+    let conveyorMedianSeconds: Double
+    var ratio: Double { conveyorMedianSeconds / rawMedianSeconds }
+
+    enum CodingKeys: String, CodingKey { case scenario, raw, rawMedianSeconds, conveyor, conveyorMedianSeconds }
+}
+
+enum Transfers {
+    typealias Run = @Sendable () async throws -> Void
+
+    static func seconds(_ run: Run) async throws -> Double {
+        let start = ContinuousClock.now
+        try await run()
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// Runs raw and Conveyor alternately, `reps` times each after a warm-up, and compares medians.
+    static func compare(_ scenario: String, reps: Int, raw: (String, Run), conveyor: (String, Run)) async throws -> Comparison {
+        try await raw.1()
+        try await conveyor.1()
+        var rawSamples: [Double] = [], conveyorSamples: [Double] = []
+        for _ in 0..<reps {
+            rawSamples.append(try await seconds(raw.1))
+            conveyorSamples.append(try await seconds(conveyor.1))
+        }
+        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        return Comparison(scenario: scenario, raw: raw.0, rawMedianSeconds: median(rawSamples),
+                          conveyor: conveyor.0, conveyorMedianSeconds: median(conveyorSamples))
+    }
+
+    /// Scenarios 3 and 4: a large download into memory and to a file, and a 1 MB JSON body decoded.
+    static func run(server: LocalHTTPServer, client: HTTPClient, megabytes: Int, jsonItems: Int, reps: Int) async throws -> [Comparison] {
+        let body = Data((0..<(megabytes << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 12) })
+        server.route("/large") { _ in .init(headers: ["Content-Type": "application/octet-stream"], body: .data(body)) }
+        struct Item: Codable, Sendable { let id: Int; let name: String; let tags: [String]; let score: Double; let active: Bool }
+        let items = (0..<jsonItems).map { Item(id: $0, name: "item \($0)", tags: ["a", "b"], score: Double($0) / 3, active: $0 % 2 == 0) }
+        let json = try JSONEncoder().encode(items)
+        server.route("/items.json") { _ in .init(headers: ["Content-Type": "application/json"], body: .data(json)) }
+        let session = URLSession(configuration: .default)
+        let large = server.baseURL.appendingPathComponent("large")
+        let itemsURL = server.baseURL.appendingPathComponent("items.json")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-bench-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var results: [Comparison] = []
+        results.append(try await compare("\(megabytes) MB download into memory", reps: reps,
+            raw: ("raw data(for:)", { _ = try await session.data(from: large) }),
+            conveyor: ("Conveyor get", { _ = try await client.get("large") })))
+        results.append(try await compare("\(megabytes) MB download to a file", reps: reps,
+            raw: ("raw download(for:)", {
+                let (file, _) = try await session.download(from: large)
+                try? FileManager.default.removeItem(at: file)
+            }),
+            conveyor: ("Conveyor FileDownloadOperation", {
+                let file = try await client.download("large", to: .directory(directory), options: [.createIntermediateDirectories, .removePreviousFile])
+                try? FileManager.default.removeItem(at: file)
+            })))
+        results.append(try await compare("\(json.count / 1000) kB JSON into Decodable models", reps: reps,
+            raw: ("raw data(for:) + JSONDecoder", {
+                let (data, _) = try await session.data(from: itemsURL)
+                _ = try JSONDecoder().decode([Item].self, from: data)
+            }),
+            conveyor: ("Conveyor get(as:)", { _ = try await client.get("items.json", as: [Item].self) })))
+        return results
+    }
+
+}
+
+/// Scenario 6: memory growth over many requests through one client, in child processes.
+enum RequestMemory {
+    struct Result: Codable {
+        let requests: Int
+        let rawGrowthKilobytesPerRequest: Double
+        let conveyorGrowthKilobytesPerRequest: Double
+    }
+
+    static func measure(requests: Int) throws -> Result {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        server.maximumStoredBodySize = 0
+        // Recording 100k requests would grow the parent, not the children; keep the log small.
+        server.route("/tiny") { _ in .text("ok") }
+        let raw = try child("raw", server: server, requests: requests)
+        server.clearReceivedRequests()
+        let conveyor = try child("conveyor", server: server, requests: requests)
+        return Result(requests: requests, rawGrowthKilobytesPerRequest: raw, conveyorGrowthKilobytesPerRequest: conveyor)
+    }
+
+    private static func child(_ kind: String, server: LocalHTTPServer, requests: Int) throws -> Double {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["--child-requests", kind, server.baseURL.absoluteString, String(requests)]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Double(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    /// In the child: 1,000 warm-up requests, then `requests` more; prints the RSS growth per
+    /// request in kB, from /proc/self/status VmRSS.
+    static func runChild(kind: String, baseURL: URL, requests: Int) async throws {
+        let session = URLSession(configuration: .default)
+        let client = HTTPClient(baseURL: baseURL)
+        let url = baseURL.appendingPathComponent("tiny")
+        let raw: @Sendable () async throws -> Void = { _ = try await session.data(from: url) }
+        let conveyor: @Sendable () async throws -> Void = { _ = try await client.get("tiny") }
+        let fetch = kind == "raw" ? raw : conveyor
+        for _ in 0..<min(1000, requests) { try await fetch() }
+        let before = residentKilobytes()
+        for _ in 0..<requests { try await fetch() }
+        print((residentKilobytes() - before) / Double(requests))
+    }
+
+    static func residentKilobytes() -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return -1 }
+        return Double(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+    }
+}
