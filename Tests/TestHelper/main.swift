@@ -21,19 +21,24 @@ func reachability() -> Int32 {
     let outcome = UncheckedResult()
     Task {
         var linkUp: ContinuousClock.Instant?
+        var ip: Process?
         for await status in statuses.stream {
             let since = linkUp.map { ContinuousClock.now - $0 }.map { String(format: "%.3f", Double($0.components.attoseconds) / 1e18 + Double($0.components.seconds)) } ?? "-"
             say("status \(status) \(since)")
             if linkUp == nil {
                 linkUp = ContinuousClock.now
-                let ip = Process()
-                ip.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-                ip.arguments = ["link", "set", "lo", "up"]
-                do { try ip.run() } catch { say("error \(error)") }
-                ip.waitUntilExit()
+                // Not waited for: in a namespace whose loopback is down, Foundation's Process
+                // cannot set up its CFSocket wake-up pair ("Could not create wakeup socket pair"),
+                // and waitUntilExit() then hung in about one run in twelve under load.
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+                process.arguments = ["link", "set", "lo", "up"]
+                do { try process.run() } catch { say("error \(error)") }
+                ip = process
             } else if case .reachable = status {
                 outcome.code = 0
                 done.signal()
+                _ = ip
                 return
             }
         }

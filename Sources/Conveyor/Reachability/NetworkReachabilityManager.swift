@@ -122,7 +122,7 @@ public final class NetworkReachabilityManager: @unchecked Sendable {
             evaluate()
             return
         }
-        let token = events.subscribe { [weak self] in self?.evaluate() }
+        let token = events.subscribe { [weak self] in self?.evaluateSettling() }
         state.withLock { $0.subscription = token }
         evaluate()
     }
@@ -150,6 +150,16 @@ public final class NetworkReachabilityManager: @unchecked Sendable {
     /// Removes a handler added with ``addHandler(_:)``.
     /// - Parameter token: The handler's token.
     public func removeHandler(_ token: UUID) { state.withLock { $0.handlers[token] = nil } }
+
+    /// Evaluates now and twice more shortly after: one change (a link coming up) arrives as
+    /// several kernel events while addresses and routes settle, and a decision taken between
+    /// two of them must not be the last word.
+    private func evaluateSettling() {
+        evaluate()
+        for delay in [0.1, 0.5] {
+            evaluationQueue.asyncAfter(deadline: .now() + delay) { [weak self] in self?.evaluate() }
+        }
+    }
 
     /// Decides the status again now (normally events do this).
     public func evaluate() {
