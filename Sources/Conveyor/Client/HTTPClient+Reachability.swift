@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension HTTPClient {
     /// The reachability of the client's base URL host; `.unknown` when monitoring is off
@@ -18,10 +19,16 @@ extension HTTPClient {
         }
         if let old { reachability.removeHandler(old) }
         guard let handler else { return }
-        let token = reachability.addHandler(handler)
+        // The current status is delivered first, and a change may race with that delivery:
+        // the wrapper passes each status on once, never the same one twice in a row.
+        let last = LastStatus()
+        let deduplicated: @Sendable (NetworkReachabilityManager.Status) -> Void = { status in
+            if last.replace(with: status) { handler(status) }
+        }
+        let token = reachability.addHandler(deduplicated)
         mutableState.withLock { $0.reachabilityHandler = token }
         let current = reachability.status
-        if current != .unknown { configuration.callbackQueue.async { handler(current) } }
+        if current != .unknown { configuration.callbackQueue.async { deduplicated(current) } }
     }
 
     /// Starts the base URL host's monitor, suspending the queue while it is unreachable when
@@ -36,5 +43,18 @@ extension HTTPClient {
         }
         manager.startMonitoring(queue: configuration.callbackQueue)
         return manager
+    }
+}
+
+/// The last status a handler was given.
+private final class LastStatus: Sendable {
+    private let status = Mutex<NetworkReachabilityManager.Status?>(nil)
+
+    /// Records `new`; returns whether it differs from the previous one.
+    func replace(with new: NetworkReachabilityManager.Status) -> Bool {
+        status.withLock { status in
+            defer { status = new }
+            return status != new
+        }
     }
 }

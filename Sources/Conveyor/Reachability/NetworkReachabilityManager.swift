@@ -69,7 +69,8 @@ public final class NetworkReachabilityManager: @unchecked Sendable {
         var status: Status = .unknown
         var monitoring = false
         var queue: DispatchQueue = .conveyorDefaultCallbackQueue
-        var handlers: [UUID: @Sendable (Status) -> Void] = [:]
+        /// In the order added: a client's own handler (suspending its queue) runs before yours.
+        var handlers: [(token: UUID, handler: @Sendable (Status) -> Void)] = []
         var onChange: (@Sendable (Status) -> Void)?
         var subscription: UUID?
     }
@@ -137,19 +138,20 @@ public final class NetworkReachabilityManager: @unchecked Sendable {
         if let token { events.unsubscribe(token) }
     }
 
-    /// Adds a handler called (on the monitoring queue) with each new status.
+    /// Adds a handler called (on the monitoring queue) with each new status; handlers run in
+    /// the order they were added.
     /// - Parameter handler: The handler.
     /// - Returns: A token for ``removeHandler(_:)``.
     @discardableResult
     public func addHandler(_ handler: @escaping @Sendable (Status) -> Void) -> UUID {
         let token = UUID()
-        state.withLock { $0.handlers[token] = handler }
+        state.withLock { $0.handlers.append((token, handler)) }
         return token
     }
 
     /// Removes a handler added with ``addHandler(_:)``.
     /// - Parameter token: The handler's token.
-    public func removeHandler(_ token: UUID) { state.withLock { $0.handlers[token] = nil } }
+    public func removeHandler(_ token: UUID) { state.withLock { $0.handlers.removeAll { $0.token == token } } }
 
     /// Evaluates now and twice more shortly after: one change (a link coming up) arrives as
     /// several kernel events while addresses and routes settle, and a decision taken between
@@ -168,7 +170,7 @@ public final class NetworkReachabilityManager: @unchecked Sendable {
             let change = state.withLock { state -> (DispatchQueue, [@Sendable (Status) -> Void])? in
                 guard state.monitoring, state.status != status else { return nil }
                 state.status = status
-                return (state.queue, Array(state.handlers.values) + [state.onChange].compactMap { $0 })
+                return (state.queue, state.handlers.map(\.handler) + [state.onChange].compactMap { $0 })
             }
             guard let (queue, handlers) = change else { return }
             queue.async {
