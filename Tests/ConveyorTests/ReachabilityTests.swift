@@ -51,7 +51,8 @@ struct ReachabilityTests {
         }
         defer { NotificationCenter.default.removeObserver(observer) }
         #expect(manager.status == .unknown)
-        manager.startMonitoring(queue: DispatchQueue(label: "test.reachability"), onChange: statuses.handler)
+        let queue = DispatchQueue(label: "test.reachability")
+        manager.startMonitoring(queue: queue, onChange: statuses.handler)
         #expect(await statuses.next() == .notReachable)
         scripted.set(.reachable(.ethernetOrWiFi))
         #expect(await statuses.next() == .reachable(.ethernetOrWiFi))
@@ -62,6 +63,7 @@ struct ReachabilityTests {
         manager.stopMonitoring()
         scripted.set(.notReachable)
         #expect(manager.status == .reachable(.cellular))
+        queue.sync {}  // the notification is posted just after the handlers, on this queue
         #expect(notified.withLock { $0 } == [.notReachable, .reachable(.ethernetOrWiFi), .reachable(.cellular)])
     }
 
