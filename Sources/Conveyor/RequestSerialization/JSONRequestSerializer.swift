@@ -37,15 +37,12 @@ public struct JSONRequestSerializer: RequestSerializer {
     ///   values JSON cannot represent, before anything is sent.
     public func serialize(_ request: URLRequest, parameters: Parameters?) throws -> URLRequest {
         guard let parameters else { return request }
-        if request.methodIsIn(methodsEncodingParametersInURI) {
-            return try FormURLEncodedRequestSerializer(methodsEncodingParametersInURI: methodsEncodingParametersInURI)
-                .serialize(request, parameters: parameters)
-        }
+        if let query = try request.queryEncoded(parameters, methods: methodsEncodingParametersInURI) { return query }
         let object = try SerializableValue.convert(parameters, for: .json)
         var options: JSONSerialization.WritingOptions = [.withoutEscapingSlashes]
         if sortsKeys { options.insert(.sortedKeys) }
         do {
-            return body(try JSONSerialization.data(withJSONObject: object, options: options), for: request)
+            return request.withBody(try JSONSerialization.data(withJSONObject: object, options: options), contentType: Self.contentType)
         } catch {
             throw ConveyorError.parameterEncodingFailed(reason: .encoderFailed(error))
         }
@@ -62,7 +59,7 @@ public struct JSONRequestSerializer: RequestSerializer {
             return try serialize(request, parameters: SerializableValue.parameters(from: encodable, encoder: encoder))
         }
         do {
-            return body(try effectiveEncoder().encode(encodable), for: request)
+            return request.withBody(try effectiveEncoder().encode(encodable), contentType: Self.contentType)
         } catch {
             throw ConveyorError.parameterEncodingFailed(reason: .encoderFailed(error))
         }
@@ -82,12 +79,7 @@ public struct JSONRequestSerializer: RequestSerializer {
         return copy
     }
 
-    private func body(_ data: Data, for request: URLRequest) -> URLRequest {
-        var request = request
-        request.setContentTypeIfMissing("application/json; charset=utf-8")
-        request.httpBody = data
-        return request
-    }
+    static let contentType = "application/json; charset=utf-8"
 }
 
 extension RequestSerializer where Self == JSONRequestSerializer {

@@ -32,13 +32,10 @@ public struct PropertyListRequestSerializer: RequestSerializer {
     ///   lists have no null) and other values they cannot hold.
     public func serialize(_ request: URLRequest, parameters: Parameters?) throws -> URLRequest {
         guard let parameters else { return request }
-        if request.methodIsIn(methodsEncodingParametersInURI) {
-            return try FormURLEncodedRequestSerializer(methodsEncodingParametersInURI: methodsEncodingParametersInURI)
-                .serialize(request, parameters: parameters)
-        }
+        if let query = try request.queryEncoded(parameters, methods: methodsEncodingParametersInURI) { return query }
         let object = try SerializableValue.convert(parameters, for: .propertyList)
         do {
-            return body(try PropertyListSerialization.data(fromPropertyList: object, format: format, options: 0), for: request)
+            return request.withBody(try PropertyListSerialization.data(fromPropertyList: object, format: format, options: 0), contentType: Self.contentType)
         } catch {
             throw ConveyorError.parameterEncodingFailed(reason: .encoderFailed(error))
         }
@@ -57,18 +54,13 @@ public struct PropertyListRequestSerializer: RequestSerializer {
         let encoder = PropertyListEncoder()
         encoder.outputFormat = format
         do {
-            return body(try encoder.encode(encodable), for: request)
+            return request.withBody(try encoder.encode(encodable), contentType: Self.contentType)
         } catch {
             throw ConveyorError.parameterEncodingFailed(reason: .encoderFailed(error))
         }
     }
 
-    private func body(_ data: Data, for request: URLRequest) -> URLRequest {
-        var request = request
-        request.setContentTypeIfMissing("application/x-plist; charset=utf-8")
-        request.httpBody = data
-        return request
-    }
+    static let contentType = "application/x-plist; charset=utf-8"
 }
 
 extension RequestSerializer where Self == PropertyListRequestSerializer {

@@ -58,6 +58,22 @@ extension URLRequest {
         methods.contains(HTTPMethod(rawValue: httpMethod ?? "GET"))
     }
 
+    /// For the body serializers (JSON, property list): methods without a body (GET, HEAD,
+    /// DELETE by default) carry their parameters in the query, as the form serializer writes
+    /// them; nil for the other methods.
+    func queryEncoded(_ parameters: Parameters, methods: Set<HTTPMethod>) throws -> URLRequest? {
+        guard methodIsIn(methods) else { return nil }
+        return try FormURLEncodedRequestSerializer(methodsEncodingParametersInURI: methods).serialize(self, parameters: parameters)
+    }
+
+    /// The request with `data` as its body and `contentType` unless the caller chose one.
+    func withBody(_ data: Data, contentType: String) -> URLRequest {
+        var request = self
+        request.setContentTypeIfMissing(contentType)
+        request.httpBody = data
+        return request
+    }
+
     /// Sets `Content-Type` unless the caller already chose one.
     mutating func setContentTypeIfMissing(_ value: String) {
         if self.value(forHTTPHeaderField: "Content-Type") == nil { setHeader(value, for: "Content-Type") }
