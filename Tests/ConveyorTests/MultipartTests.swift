@@ -108,14 +108,13 @@ struct MultipartTests {
             let (fileURL, _) = try scratch.file("f.bin", bytes: 100_000)
             let probe = CompletionProbe()
             let path = outcome == "failure" ? "status/500" : "post"
-            if outcome == "cancel" { client.operationQueue.isSuspended = true }
+            // Suspended so the body file can be seen before the operation runs and ends.
+            client.operationQueue.isSuspended = true
             let operation = client.post(path, constructingBody: { try $0.append(fileURL: fileURL, name: "f") },
                                         success: probe.success, failure: probe.failure)
             #expect(scratch.leftoverBodies.count == 1)
-            if outcome == "cancel" {
-                operation.cancel()
-                client.operationQueue.isSuspended = false
-            }
+            if outcome == "cancel" { operation.cancel() }
+            client.operationQueue.isSuspended = false
             let error = try #require(await probe.outcome().error)
             #expect(outcome == "cancel" ? error.isCancelled : error.statusCode == 500)
             #expect(scratch.leftoverBodies.isEmpty)

@@ -19,6 +19,7 @@ final class CompletionProbe: Sendable {
         var outcomes: [Outcome] = []
         var waiters: [CheckedContinuation<Outcome, Never>] = []
         var onQueue: [Bool] = []
+        var firstAt: ContinuousClock.Instant?
     }
     private let state = Mutex(State())
     private let key = DispatchSpecificKey<Bool>()
@@ -41,7 +42,9 @@ final class CompletionProbe: Sendable {
 
     private func record(_ outcome: Outcome) {
         let onQueue = DispatchQueue.getSpecific(key: key) == true
+        let now = ContinuousClock.now
         let waiters = state.withLock { state in
+            if state.firstAt == nil { state.firstAt = now }
             state.outcomes.append(outcome)
             state.onQueue.append(onQueue)
             defer { state.waiters = [] }
@@ -67,6 +70,10 @@ final class CompletionProbe: Sendable {
         queue.sync {}
         return state.withLock { $0.outcomes.count }
     }
+
+    /// When the first completion block ran: timing measured here does not include how long a
+    /// busy test run took to resume the awaiting test.
+    var firstCompletionTime: ContinuousClock.Instant? { state.withLock { $0.firstAt } }
 
     /// Whether the caller runs on `queue`.
     var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
