@@ -47,16 +47,9 @@ enum MultipartMemory {
     }
 
     private static func child(_ arguments: [String]) throws -> Double {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let value = Double(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "child failed: \(String(decoding: data, as: UTF8.self))"])
+        let output = try ChildProcess.run(arguments)
+        guard let value = Double(output) else {
+            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "child failed: \(output)"])
         }
         return value
     }
@@ -121,5 +114,24 @@ enum MultipartMemory {
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
               let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
         return kilobytes / 1024
+    }
+}
+
+/// Runs this benchmark binary again with other arguments and returns what it printed.
+enum ChildProcess {
+    static func run(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard process.terminationStatus == 0 else {
+            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "child \(arguments) failed: \(text)"])
+        }
+        return text
     }
 }

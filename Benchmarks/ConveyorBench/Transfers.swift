@@ -96,15 +96,7 @@ enum RequestMemory {
     }
 
     private static func child(_ kind: String, server: LocalHTTPServer, requests: Int) throws -> Double {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["--child-requests", kind, server.baseURL.absoluteString, String(requests)]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Double(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        Double(try ChildProcess.run(["--child-requests", kind, server.baseURL.absoluteString, String(requests)])) ?? -1
     }
 
     /// In the child: 1,000 warm-up requests, then `requests` more; prints the RSS growth per

@@ -28,8 +28,7 @@ extension HTTPClient {
             )
         } catch {
             operation = downloadOperation(for: URLRequest(url: baseURL), to: destination, options: options, progress: progress)
-            let error = error as? ConveyorError ?? .parameterEncodingFailed(reason: .encoderFailed(error))
-            operation.mutableState.withLock { $0.preflightError = error }
+            operation.failWhenStarted(with: error)
         }
         operation.setCompletionBlock(success: success, failure: failure)
         enqueue(operation)

@@ -30,16 +30,9 @@ extension HTTPClient {
     /// - Returns: Whether everything finished in time.
     public func waitUntilAllOperationsAreFinishedBlocking(timeout: TimeInterval) -> Bool {
         let semaphore = DispatchSemaphore(value: 0)
-        let operations = operationQueue.operations.compactMap { $0 as? HTTPRequestOperation }
-        let remaining = Mutex(Set(operations.map(ObjectIdentifier.init)))
-        let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationDidFinish, object: nil, queue: nil) { note in
-            guard let operation = note.object as? HTTPRequestOperation else { return }
-            if remaining.withLock({ $0.remove(ObjectIdentifier(operation)) != nil && $0.isEmpty }) { semaphore.signal() }
-        }
-        defer { NotificationCenter.default.removeObserver(observer) }
-        for operation in operations where operation.isFinished { _ = remaining.withLock { $0.remove(ObjectIdentifier(operation)) } }
-        if remaining.withLock({ $0.isEmpty }) { return true }
-        return semaphore.wait(timeout: .now() + timeout) == .success
+        let watch = Self.watchFinishes(of: operationQueue.operations.compactMap { $0 as? HTTPRequestOperation }) { semaphore.signal() }
+        defer { watch.stop() }
+        return watch.finished || semaphore.wait(timeout: .now() + timeout) == .success
     }
 
     /// Stops the client for shutdown: nothing new starts, running operations may finish until
@@ -72,25 +65,30 @@ extension HTTPClient {
 
     /// Waits until every operation finished (its finish notification was posted), or the timeout.
     static func wait(for operations: [HTTPRequestOperation], timeout: TimeInterval) async -> Bool {
-        let remaining = Mutex(Set(operations.map(ObjectIdentifier.init)))
         let done = AsyncStream.makeStream(of: Bool.self)
+        let watch = watchFinishes(of: operations) { done.continuation.yield(true) }
+        defer { watch.stop() }
+        if watch.finished { return true }
+        afterTimeout(timeout) { done.continuation.yield(false) }
+        for await finished in done.stream { return finished }
+        return false
+    }
+
+    /// Calls `onAllFinished` once the last of `operations` posts its finish notification.
+    /// - Returns: Whether all had finished already, and a closure that stops watching.
+    static func watchFinishes(
+        of operations: [HTTPRequestOperation], onAllFinished: @escaping @Sendable () -> Void
+    ) -> (finished: Bool, stop: () -> Void) {
+        let remaining = Mutex(Set(operations.map(ObjectIdentifier.init)))
         let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationDidFinish, object: nil, queue: nil) { note in
             guard let operation = note.object as? HTTPRequestOperation else { return }
-            let empty = remaining.withLock { set in
-                set.remove(ObjectIdentifier(operation))
-                return set.isEmpty
-            }
-            if empty { done.continuation.yield(true) }
+            if remaining.withLock({ $0.remove(ObjectIdentifier(operation)) != nil && $0.isEmpty }) { onAllFinished() }
         }
-        defer { NotificationCenter.default.removeObserver(observer) }
         // Some may have finished before the observer was added.
         for operation in operations where operation.isFinished {
             _ = remaining.withLock { $0.remove(ObjectIdentifier(operation)) }
         }
-        if remaining.withLock({ $0.isEmpty }) { return true }
-        afterTimeout(timeout) { done.continuation.yield(false) }
-        for await finished in done.stream { return finished }
-        return false
+        return (remaining.withLock { $0.isEmpty }, { NotificationCenter.default.removeObserver(observer) })
     }
 
     /// Runs `work` after `seconds` on a dispatch timer: the outcome (finished or timed out) is

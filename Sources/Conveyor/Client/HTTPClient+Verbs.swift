@@ -49,8 +49,7 @@ extension HTTPClient {
         _ error: any Error, success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
         let operation = self.operation(with: URLRequest(url: baseURL), success: success, failure: failure)
-        let error = error as? ConveyorError ?? .parameterEncodingFailed(reason: .encoderFailed(error))
-        operation.mutableState.withLock { $0.preflightError = error }
+        operation.failWhenStarted(with: error)
         return operation
     }
 

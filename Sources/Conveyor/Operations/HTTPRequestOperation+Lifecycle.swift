@@ -33,6 +33,13 @@ extension HTTPRequestOperation {
         send(mutableState.withLock { $0.currentRequest })
     }
 
+    /// Makes the operation fail with `error` as soon as it starts, without network traffic: a
+    /// request that could not be built still gets an operation and one error path.
+    func failWhenStarted(with error: any Error) {
+        let error = error as? ConveyorError ?? .parameterEncodingFailed(reason: .encoderFailed(error))
+        mutableState.withLock { $0.preflightError = error }
+    }
+
     /// Runs `cancel()` after `Operation` recorded it.
     func finishIfCancelledWhileExecuting() {
         // A ready operation finishes when its queue starts it (a cancelled operation is ready
