@@ -32,6 +32,14 @@ extension HTTPClient {
         /// turned off. Default `.default`.
         public var sessionConfiguration: URLSessionConfiguration = .default
 
+        /// The HTTP cache operations go through; nil turns caching off. Default
+        /// ``HTTPCache/shared``. The transport's own `URLCache` is always off, so this is the
+        /// only cache.
+        public var cache: HTTPCache? = .shared
+        /// How operations use ``cache`` unless the operation or its request says otherwise.
+        /// Default ``HTTPCache/Policy/useProtocolCachePolicy``.
+        public var cachePolicy: HTTPCache.Policy = .useProtocolCachePolicy
+
         /// Multipart bodies up to this many bytes are built in memory; larger ones are written
         /// to a temporary file and uploaded from it. Default 10 MB.
         public var multipartMemoryThreshold: Int64 = 10_000_000

@@ -248,6 +248,9 @@ extension HTTPRequestOperation {
             state.retryPolicy = client.configuration.retryPolicy
             state.resourceTimeout = client.configuration.resourceTimeout
             state.challengeHandler = client.configuration.authenticationChallengeHandler
+            state.cache = client.configuration.cache
+            state.defaultCachePolicy = client.configuration.cachePolicy
+            state.isUnreachable = { [weak client] in client?.reachabilityStatus == .notReachable }
             if state.credential.value == nil { state.credential = UncheckedSendableBox(value: defaultCredential) }
         }
     }

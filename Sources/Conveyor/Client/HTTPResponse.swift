@@ -20,3 +20,8 @@ public struct HTTPResponse<Value: Sendable>: Sendable {
     /// The response's status code.
     public var statusCode: Int { response.statusCode }
 }
+
+extension HTTPResponse {
+    /// Where the response came from: the network or ``HTTPCache``.
+    public var source: HTTPCache.ResponseSource { metrics.responseSource }
+}

@@ -91,6 +91,17 @@ extension HTTPRequestOperation {
         var preflightError: ConveyorError?
         /// Why `cancel` was called; the first reason wins.
         var cancellationReason: ConveyorError.CancellationReason?
+        /// The cache attempts go through; nil sends every attempt to the network.
+        var cache: HTTPCache?
+        /// The policy set on the operation itself; nil falls back to the request's, then `defaultCachePolicy`.
+        var cachePolicy: HTTPCache.Policy?
+        /// The client's policy.
+        var defaultCachePolicy: HTTPCache.Policy = .useProtocolCachePolicy
+        var cacheResponseHandler: CacheResponseHandler?
+        /// Whether the client's host is known to be unreachable (for `.returnCacheDataWhenUnreachable`).
+        var isUnreachable: @Sendable () -> Bool = { false }
+        /// Where the current response came from.
+        var responseSource: HTTPCache.ResponseSource = .network
         /// An iOS background task held while the operation runs (see `setShouldExecuteAsBackgroundTask`).
         var backgroundTask: BackgroundTaskRequest?
 

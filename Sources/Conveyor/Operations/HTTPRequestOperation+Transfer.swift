@@ -51,7 +51,14 @@ extension HTTPRequestOperation {
             request.setHeader(validator, for: "If-Range")
         }
         let bodyFile = UploadBodyFiles.shared.entry(for: request).flatMap { $0.uploadsFromFile ? $0.file : nil }
-        let task = transport.startTask(for: request, bodyFile: bodyFile, delegate: AttemptDelegate(operation: self, attempt: attempt))
+        let delegate = AttemptDelegate(operation: self, attempt: attempt)
+        let task: any TransportTask
+        // A ranged continuation of a partial body is not a cacheable exchange.
+        if offset == 0, let (cache, options) = cacheOptions(attempt: attempt) {
+            task = cache.startTask(for: request, bodyFile: bodyFile, transport: transport, delegate: delegate, options: options)
+        } else {
+            task = transport.startTask(for: request, bodyFile: bodyFile, delegate: delegate)
+        }
         let current = mutableState.withLock { state -> Bool in
             guard state.attempt == attempt, !state.completionClaimed else { return false }
             state.task = task
@@ -59,6 +66,21 @@ extension HTTPRequestOperation {
         }
         // Cancelled, paused or timed out while the task was being created: stop it here.
         if !current || isCancelled { task.cancel() }
+    }
+
+    /// The cache and how this attempt uses it; nil without a cache.
+    private func cacheOptions(attempt: Int) -> (HTTPCache, HTTPCacheOptions)? {
+        mutableState.withLock { state -> (HTTPCache, HTTPCacheOptions)? in
+            state.responseSource = .network
+            guard let cache = state.cache else { return nil }
+            let policy = state.cachePolicy ?? HTTPCache.Policy(request.cachePolicy) ?? state.defaultCachePolicy
+            let options = HTTPCacheOptions(
+                policy: policy, responseHandler: state.cacheResponseHandler, isUnreachable: state.isUnreachable,
+                reportSource: { [weak self] source in
+                    self?.mutableState.withLock { if $0.attempt == attempt { $0.responseSource = source } }
+                })
+            return (cache, options)
+        }
     }
 
     /// Runs `body` on the state if `attempt` is still the one the operation waits for.

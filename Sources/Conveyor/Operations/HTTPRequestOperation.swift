@@ -185,6 +185,31 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
         set { mutableState.withLock { $0.redirectPolicy = newValue } }
     }
 
+    /// The HTTP cache the operation reads and writes. Default: the client's
+    /// ``HTTPClient/Configuration/cache``, or nil (no caching) for an operation created directly.
+    public var cache: HTTPCache? {
+        get { mutableState.withLock { $0.cache } }
+        set { mutableState.withLock { $0.cache = newValue } }
+    }
+
+    /// How the operation uses ``cache``. Reads the policy set here, else the request's
+    /// `cachePolicy` when it is not `.useProtocolCachePolicy`, else the client's
+    /// ``HTTPClient/Configuration/cachePolicy``.
+    public var cachePolicy: HTTPCache.Policy {
+        get { mutableState.withLock { $0.cachePolicy ?? HTTPCache.Policy(request.cachePolicy) ?? $0.defaultCachePolicy } }
+        set { mutableState.withLock { $0.cachePolicy = newValue } }
+    }
+
+    /// Where the response came from: the network, or the cache (see ``HTTPCache/ResponseSource``).
+    public var responseSource: HTTPCache.ResponseSource { mutableState.withLock { $0.responseSource } }
+
+    /// Sets the block that sees each response before ``cache`` stores it, as AFNetworking's
+    /// `setCacheResponseBlock:`: return it (changed or not) to store it, nil to refuse it.
+    /// - Parameter block: The block; nil stores responses as they are.
+    public func setCacheResponseBlock(_ block: CacheResponseHandler?) {
+        mutableState.withLock { $0.cacheResponseHandler = block }
+    }
+
     /// Free-form values for the caller's own bookkeeping.
     public var userInfo: [String: any Sendable] {
         get { mutableState.withLock { $0.userInfo } }

@@ -17,6 +17,9 @@ public struct OperationMetrics: Sendable, Equatable {
     public let redirectCount: Int
     /// Attempts made, retries included (1 without retries).
     public let attemptCount: Int
+    /// Where the final response came from: the network, or ``HTTPCache`` (directly or
+    /// after a `304 Not Modified`).
+    public let responseSource: HTTPCache.ResponseSource
 
     init(state: HTTPRequestOperation.MutableState) {
         let now = DispatchTime.now()
@@ -31,5 +34,6 @@ public struct OperationMetrics: Sendable, Equatable {
         bytesSent = state.bytesSent
         redirectCount = state.redirectCount
         attemptCount = state.retryCount + 1
+        responseSource = state.responseSource
     }
 }

@@ -1,0 +1,262 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Conveyor's HTTP response cache (RFC 9111), in memory and on disk, used on every platform.
+///
+/// On Linux corelibs URLSession never writes to `URLCache`, and its lookup key ignores the
+/// query string; so Conveyor turns the transport's `URLCache` off and caches itself. A client
+/// uses ``HTTPClient/Configuration/cache`` (``shared`` by default); each operation's
+/// ``HTTPRequestOperation/cachePolicy`` decides how it is used.
+///
+/// What is stored: `GET` and `HEAD` responses with status 200, 203, 204, 300, 301, 404, 405,
+/// 410, 414 or 501 that carry something to reuse them by — an explicit lifetime (`max-age`,
+/// `s-maxage`, `Expires`) or a validator (`ETag`, `Last-Modified`) — and no `no-store`
+/// (in the request or the response), no `private` when ``isShared``, no `Vary: *`, and no
+/// `Authorization` in the request unless the response says `public`, `s-maxage` or
+/// `must-revalidate`. Entries larger than 5% of the larger capacity are not kept. A
+/// successful `POST`, `PUT`, `PATCH` or `DELETE` removes the stored responses of its URL.
+///
+/// Thread-safe; several caches (and clients) may share one directory.
+public final class HTTPCache: Sendable {
+    /// How a request uses the cache.
+    public enum Policy: Sendable, Equatable {
+        /// RFC 9111: a fresh entry answers; a stale one with validators is revalidated
+        /// (`If-None-Match` / `If-Modified-Since`; a 304 returns the stored body as a 200).
+        case useProtocolCachePolicy
+        /// Always loads from the network (the response may still be stored).
+        case reloadIgnoringCache
+        /// Any stored entry answers, however stale; the network only on a miss.
+        case returnCacheElseLoad
+        /// Only stored entries answer; a miss fails with `URLError(.resourceUnavailable)`.
+        case returnCacheDontLoad
+        /// As ``useProtocolCachePolicy`` while the client's host is reachable; while
+        /// ``HTTPClient/reachabilityStatus`` is `.notReachable`, or when the network fails
+        /// to connect, any stored entry answers, however stale.
+        case returnCacheDataWhenUnreachable
+
+        /// The policy matching a `URLRequest.CachePolicy`; nil for `.useProtocolCachePolicy`
+        /// (the request then uses the operation's or client's policy).
+        init?(_ policy: URLRequest.CachePolicy) {
+            switch policy {
+            case .reloadIgnoringLocalCacheData, .reloadIgnoringLocalAndRemoteCacheData, .reloadRevalidatingCacheData:
+                self = .reloadIgnoringCache
+            case .returnCacheDataElseLoad: self = .returnCacheElseLoad
+            case .returnCacheDataDontLoad: self = .returnCacheDontLoad
+            default: return nil
+            }
+        }
+    }
+
+    /// Where a response came from.
+    public enum ResponseSource: Sendable, Equatable {
+        /// The server sent it.
+        case network
+        /// A stored entry answered without asking the server.
+        case cache
+        /// The server answered a conditional request with `304 Not Modified`; the stored body was returned.
+        case revalidatedCache
+    }
+
+    /// The cache clients use by default: 4 MB in memory, 20 MB on disk in the user's cache
+    /// directory (`~/.cache/Conveyor/HTTPCache` on Linux).
+    public static let shared = HTTPCache(memoryCapacity: 4_000_000, diskCapacity: 20_000_000, directory: defaultDirectory)
+
+    /// The default disk location.
+    public static var defaultDirectory: URL {
+        let base = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first ?? FileManager.default.temporaryDirectory
+        return base.appendingPathComponent("Conveyor/HTTPCache", isDirectory: true)
+    }
+
+    /// Status codes whose responses may be stored (RFC 9111 §4.2.2's heuristically cacheable
+    /// codes, less 206 and 308 which Conveyor does not store).
+    static let storableStatusCodes: Set<Int> = [200, 203, 204, 300, 301, 404, 405, 410, 414, 501]
+
+    /// The most bytes kept in memory.
+    public let memoryCapacity: Int
+    /// The most bytes kept on disk; 0 when the cache has no directory.
+    public let diskCapacity: Int
+    /// The directory of the disk layer; nil for a memory-only cache.
+    public let directory: URL?
+    /// Whether the cache behaves as a shared cache (`private` responses are not stored,
+    /// `s-maxage` applies). Default false: a client's cache is private to its user.
+    public let isShared: Bool
+
+    private let memory: LRUCache<String, CachedResponse>
+    private let disk: HTTPCacheDiskStore?
+    /// Disk writes happen here, off the caller's path; reads are synchronous.
+    private let diskQueue = DispatchQueue(label: "Conveyor.HTTPCache.disk", qos: .utility)
+
+    /// Creates a cache.
+    /// - Parameters:
+    ///   - memoryCapacity: Bytes kept in memory (least recently used entries go first). Default 4 MB.
+    ///   - diskCapacity: Bytes kept on disk. Default 20 MB.
+    ///   - directory: Where entries are written; nil keeps them in memory only. The directory
+    ///     is created if needed; entries already in it are used.
+    ///   - isShared: Whether to behave as a shared cache. Default false.
+    public init(memoryCapacity: Int = 4_000_000, diskCapacity: Int = 20_000_000, directory: URL?, isShared: Bool = false) {
+        self.memoryCapacity = max(0, memoryCapacity)
+        self.diskCapacity = directory == nil ? 0 : max(0, diskCapacity)
+        self.directory = directory
+        self.isShared = isShared
+        self.memory = LRUCache(costLimit: self.memoryCapacity)
+        self.disk = directory.map { HTTPCacheDiskStore(directory: $0, capacity: max(0, diskCapacity)) }
+    }
+
+    /// The largest body stored: 5% of the larger capacity (as `URLCache` does), so a large
+    /// download is streamed through instead of being held to be cached.
+    var maximumEntrySize: Int { max(memoryCapacity, diskCapacity) / 20 }
+
+    // MARK: - Public API
+
+    /// The stored response that would answer `request`, fresh or not; nil when none matches
+    /// its method, URL and `Vary`-named headers.
+    /// - Parameter request: A `GET` or `HEAD` request.
+    /// - Returns: The entry, or nil.
+    public func cachedResponse(for request: URLRequest) -> CachedResponse? {
+        guard let url = request.url else { return nil }
+        let method = (request.httpMethod ?? "GET").uppercased()
+        let keys = method == "HEAD" ? [CachedResponse.key(method: "HEAD", url: url), CachedResponse.key(method: "GET", url: url)]
+            : [CachedResponse.key(method: method, url: url)]
+        for key in keys {
+            guard let entry = entry(forKey: key), entry.matchesVary(of: request) else { continue }
+            if method == "HEAD" && entry.method == "GET" {
+                var headOnly = entry
+                headOnly.data = Data()
+                return headOnly
+            }
+            return entry
+        }
+        return nil
+    }
+
+    /// Stores `response` as the answer to requests for its method and URL, replacing the
+    /// previous one. Storage rules are not applied: this is the caller's explicit choice.
+    /// - Parameter response: The entry.
+    public func store(_ response: CachedResponse) {
+        let key = response.key
+        memory.setValue(response, forKey: key, cost: response.data.count + 512)
+        if let disk {
+            diskQueue.async { disk.write(response, key: key) }
+        }
+    }
+
+    /// Removes the stored `GET` and `HEAD` responses for `url`.
+    /// - Parameter url: The URL, query included.
+    public func remove(for url: URL) {
+        for method in ["GET", "HEAD"] {
+            let key = CachedResponse.key(method: method, url: url)
+            _ = memory.removeValue(forKey: key)
+            if let disk { diskQueue.sync { disk.remove(key: key) } }
+        }
+    }
+
+    /// Removes every entry, in memory and on disk.
+    public func removeAll() {
+        memory.removeAll()
+        if let disk { diskQueue.sync { disk.removeAll() } }
+    }
+
+    /// Bytes held in memory (bodies plus an estimate for headers).
+    public var currentMemoryUsage: Int { memory.totalCost }
+
+    /// Bytes held on disk, once pending writes are done.
+    public var currentDiskUsage: Int {
+        guard let disk else { return 0 }
+        return diskQueue.sync { disk.totalSize }
+    }
+
+    /// Waits until every disk write issued so far is done (tests and orderly shutdown).
+    public func flush() {
+        diskQueue.sync {}
+    }
+
+    // MARK: - Internal
+
+    private func entry(forKey key: String) -> CachedResponse? {
+        if let entry = memory.value(forKey: key) { return entry }
+        guard let disk, let entry = disk.read(key: key) else { return nil }
+        memory.setValue(entry, forKey: key, cost: entry.data.count + 512)
+        return entry
+    }
+
+    /// Whether `response` to `request` may be stored (see the type's documentation).
+    func canStore(_ response: HTTPURLResponse, for request: URLRequest) -> Bool {
+        let method = (request.httpMethod ?? "GET").uppercased()
+        guard method == "GET" || method == "HEAD", Self.storableStatusCodes.contains(response.statusCode) else { return false }
+        let requestControl = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
+        let responseControl = CacheControl(response.value(forHTTPHeaderField: "Cache-Control"))
+        if requestControl.contains("no-store") || responseControl.contains("no-store") { return false }
+        if isShared && responseControl.contains("private") { return false }
+        if response.value(forHTTPHeaderField: "Vary")?.contains("*") == true { return false }
+        if request.value(forHTTPHeaderField: "Authorization") != nil,
+           !(responseControl.contains("public") || responseControl.contains("s-maxage") || responseControl.contains("must-revalidate")) {
+            return false
+        }
+        let hasLifetime = responseControl.contains("max-age") || responseControl.contains("s-maxage")
+            || response.value(forHTTPHeaderField: "Expires") != nil
+        let hasValidator = response.value(forHTTPHeaderField: "ETag") != nil || response.value(forHTTPHeaderField: "Last-Modified") != nil
+        return hasLifetime || hasValidator
+    }
+
+    /// Removes what a successful unsafe request made stale (RFC 9111 §4.4).
+    func invalidate(after response: HTTPURLResponse, to request: URLRequest) {
+        guard (200..<400).contains(response.statusCode), let url = request.url else { return }
+        remove(for: url)
+        for header in ["Location", "Content-Location"] {
+            guard let value = response.value(forHTTPHeaderField: header), let target = URL(string: value, relativeTo: url)?.absoluteURL,
+                  target.host == url.host, target.port == url.port, target.scheme == url.scheme else { continue }
+            remove(for: target)
+        }
+    }
+
+    /// Whether the entry is fresh enough to answer `request` without the network: the
+    /// response's lifetime and the request's own `no-cache` / `max-age` / `min-fresh`.
+    func canAnswer(_ request: URLRequest, with entry: CachedResponse, at now: Date = Date()) -> Bool {
+        let control = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
+        if control.contains("no-cache") || request.value(forHTTPHeaderField: "Pragma")?.lowercased() == "no-cache" { return false }
+        guard entry.isFresh(shared: isShared, at: now) else { return false }
+        let age = entry.currentAge(at: now)
+        if let maxAge = control.seconds("max-age"), age > maxAge { return false }
+        if let minFresh = control.seconds("min-fresh"), entry.freshnessLifetime(shared: isShared) - age < minFresh { return false }
+        return true
+    }
+
+    /// The entry built from a network response, for storage.
+    func entry(for request: URLRequest, response: HTTPURLResponse, body: Data, requestDate: Date) -> CachedResponse? {
+        guard let url = request.url else { return nil }
+        var headers = HTTPHeaders()
+        for (name, value) in response.allHeaderFields {
+            guard let name = name as? String, let value = value as? String else { continue }
+            headers[name] = value
+        }
+        // The body is stored decoded; the stored framing must describe it.
+        headers["Content-Encoding"] = nil
+        headers["Transfer-Encoding"] = nil
+        headers["Content-Length"] = String(body.count)
+        var vary: [String: String] = [:]
+        for name in CachedResponse.varyNames(response.value(forHTTPHeaderField: "Vary")) {
+            if let value = request.value(forHTTPHeaderField: name) { vary[name.lowercased()] = value }
+        }
+        return CachedResponse(
+            url: url, method: request.httpMethod ?? "GET", statusCode: response.statusCode, headers: headers,
+            data: (request.httpMethod ?? "GET").uppercased() == "HEAD" ? Data() : body,
+            varyingRequestHeaders: vary, requestDate: requestDate, responseDate: Date())
+    }
+}
+
+extension CachedResponse {
+    static func varyNames(_ header: String?) -> [String] {
+        (header ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// Whether `request` sends the same values for the headers the response's `Vary` names.
+    func matchesVary(of request: URLRequest) -> Bool {
+        let names = Self.varyNames(headers["Vary"])
+        if names.contains("*") { return false }
+        return names.allSatisfy { name in
+            request.value(forHTTPHeaderField: name) == varyingRequestHeaders[name.lowercased()]
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import Synchronization
+
+/// The disk layer of ``HTTPCache``: one file per entry in a directory, written atomically
+/// (a temporary file renamed into place), evicted least recently used first when over
+/// capacity. A file's modification date records its last use, so the order survives restarts.
+final class HTTPCacheDiskStore: @unchecked Sendable {
+    // @unchecked Sendable: the index is the only mutable state and sits behind `index`'s Mutex;
+    // file operations are atomic renames and removals, safe between instances too.
+
+    struct FileRecord {
+        var size: Int
+        var lastUse: Date
+    }
+
+    struct Index {
+        var files: [String: FileRecord] = [:]
+        var totalSize = 0
+    }
+
+    let directory: URL
+    let capacity: Int
+    private let index = Mutex(Index())
+
+    init(directory: URL, capacity: Int) {
+        self.directory = directory
+        self.capacity = capacity
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scan()
+    }
+
+    /// Rebuilds the index from the directory and removes temporary files a crash left behind.
+    private func scan() {
+        let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey]
+        let urls = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: keys)) ?? []
+        var fresh = Index()
+        for url in urls {
+            let name = url.lastPathComponent
+            if name.hasPrefix(".tmp-") {
+                try? FileManager.default.removeItem(at: url)
+                continue
+            }
+            guard name.hasSuffix(".entry"), let values = try? url.resourceValues(forKeys: Set(keys)) else { continue }
+            let size = values.fileSize ?? 0
+            fresh.files[name] = FileRecord(size: size, lastUse: values.contentModificationDate ?? .distantPast)
+            fresh.totalSize += size
+        }
+        index.withLock { $0 = fresh }
+        evictIfNeeded()
+    }
+
+    func read(key: String) -> CachedResponse? {
+        let name = CachedResponse.fileName(forKey: key)
+        let url = directory.appendingPathComponent(name)
+        guard let bytes = try? Data(contentsOf: url) else {
+            forget(name)
+            return nil
+        }
+        guard let (storedKey, response) = try? CachedResponse.decode(bytes) else {
+            // Corrupt or truncated: never served, and removed so it is not read again.
+            remove(fileNamed: name)
+            return nil
+        }
+        guard storedKey == key else { return nil }
+        let now = Date()
+        index.withLock { $0.files[name]?.lastUse = now }
+        try? FileManager.default.setAttributes([.modificationDate: now], ofItemAtPath: url.path)
+        return response
+    }
+
+    /// Writes `response` under `key`; an entry larger than the whole capacity is not written.
+    func write(_ response: CachedResponse, key: String) {
+        guard let bytes = try? response.encoded(), bytes.count <= capacity else { return }
+        let name = CachedResponse.fileName(forKey: key)
+        let temporary = directory.appendingPathComponent(".tmp-\(UUID().uuidString)")
+        do {
+            try bytes.write(to: temporary)
+            // rename(2) replaces an existing entry atomically: a reader sees the old file or the new one.
+            guard rename(temporary.path, directory.appendingPathComponent(name).path) == 0 else {
+                try? FileManager.default.removeItem(at: temporary)
+                return
+            }
+        } catch {
+            // A full or read-only disk: the response is still served; it is just not kept.
+            try? FileManager.default.removeItem(at: temporary)
+            return
+        }
+        index.withLock { state in
+            state.totalSize -= state.files[name]?.size ?? 0
+            state.files[name] = FileRecord(size: bytes.count, lastUse: Date())
+            state.totalSize += bytes.count
+        }
+        evictIfNeeded()
+    }
+
+    func remove(key: String) { remove(fileNamed: CachedResponse.fileName(forKey: key)) }
+
+    func removeAll() {
+        let names = index.withLock { state -> [String] in
+            defer { state = Index() }
+            return Array(state.files.keys)
+        }
+        for name in names { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
+    }
+
+    var totalSize: Int { index.withLock { $0.totalSize } }
+
+    private func remove(fileNamed name: String) {
+        forget(name)
+        try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+    }
+
+    private func forget(_ name: String) {
+        index.withLock { state in
+            if let record = state.files.removeValue(forKey: name) { state.totalSize -= record.size }
+        }
+    }
+
+    /// Removes least recently used files until the total fits the capacity.
+    private func evictIfNeeded() {
+        let victims = index.withLock { state -> [String] in
+            guard state.totalSize > capacity else { return [] }
+            var victims: [String] = []
+            for (name, record) in state.files.sorted(by: { $0.value.lastUse < $1.value.lastUse }) {
+                guard state.totalSize > capacity else { break }
+                state.files[name] = nil
+                state.totalSize -= record.size
+                victims.append(name)
+            }
+            return victims
+        }
+        for name in victims { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
+    }
+}

@@ -1,0 +1,374 @@
+import Conveyor
+import ConveyorTesting
+import Foundation
+import Synchronization
+import Testing
+
+/// A cache in its own temporary directory, removed when the test ends.
+final class ScratchCache: Sendable {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-cache-\(UUID().uuidString)")
+    let cache: HTTPCache
+
+    init(memoryCapacity: Int = 4_000_000, diskCapacity: Int = 20_000_000) {
+        cache = HTTPCache(memoryCapacity: memoryCapacity, diskCapacity: diskCapacity, directory: directory)
+    }
+
+    /// A second cache on the same directory, as after a restart.
+    func reopened(memoryCapacity: Int = 4_000_000, diskCapacity: Int = 20_000_000) -> HTTPCache {
+        cache.flush()
+        return HTTPCache(memoryCapacity: memoryCapacity, diskCapacity: diskCapacity, directory: directory)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+}
+
+/// Runs `body` with a server and a client using a scratch cache.
+func withCachingServer<T>(
+    _ scratch: ScratchCache = ScratchCache(), configure: (inout HTTPClient.Configuration) -> Void = { _ in },
+    _ body: (LocalHTTPServer, HTTPClient, HTTPCache) async throws -> T
+) async throws -> T {
+    var configuration = HTTPClient.Configuration.default
+    configuration.cache = scratch.cache
+    configure(&configuration)
+    return try await withServer(configuration: configuration) { server, client in
+        try await body(server, client, scratch.cache)
+    }
+}
+
+extension LocalHTTPServer {
+    /// A route answering with `headers` and a body naming how many times it was hit.
+    func countingRoute(_ path: String, headers: HTTPHeaders) {
+        let hits = Mutex(0)
+        route(path) { request in
+            let count = hits.withLock { $0 += 1; return $0 }
+            var response = LocalHTTPServer.Response.text("\(request.target) #\(count)")
+            for (name, value) in headers { response.headers[name] = value }
+            return response
+        }
+    }
+}
+
+@Suite("HTTP cache against LocalHTTPServer")
+struct HTTPCacheTests {
+    @Test("A max-age response answers the second call without the server; the source says so")
+    func maxAgeHit() async throws {
+        try await withCachingServer { server, client, _ in
+            server.countingRoute("/fresh", headers: ["Cache-Control": "max-age=60"])
+            let first = try await client.response(method: .get, path: "fresh")
+            let second = try await client.response(method: .get, path: "fresh")
+            #expect(server.requestCount(path: "/fresh") == 1)
+            #expect(first.source == .network && second.source == .cache)
+            #expect(second.statusCode == 200 && second.data == first.data)
+            #expect(second.response.value(forHTTPHeaderField: "Age") != nil)
+        }
+    }
+
+    @Test("Query strings are part of the key: /search?q=a never answers /search?q=b")
+    func queryStringsDistinct() async throws {
+        try await withCachingServer { server, client, _ in
+            server.countingRoute("/search", headers: ["Cache-Control": "max-age=60"])
+            let a = try await client.get("search", parameters: ["q": "a"])
+            let b = try await client.get("search", parameters: ["q": "b"])
+            let a2 = try await client.get("search", parameters: ["q": "a"])
+            #expect(String(decoding: a, as: UTF8.self) == "/search?q=a #1")
+            #expect(String(decoding: b, as: UTF8.self) == "/search?q=b #2")
+            #expect(a2 == a && server.requestCount(path: "/search") == 2)
+        }
+    }
+
+    @Test("Vary: a different Accept-Language is a miss, the same one a hit")
+    func varyHonoured() async throws {
+        try await withCachingServer { server, client, _ in
+            server.countingRoute("/vary", headers: ["Cache-Control": "max-age=60", "Vary": "Accept-Language"])
+            func get(_ language: String) async throws -> HTTPResponse<Data> {
+                var request = try client.request(method: .get, path: "vary")
+                request.setValue(language, forHTTPHeaderField: "Accept-Language")
+                return try await client.response(for: request, serializer: DataResponseSerializer())
+            }
+            let sources = [try await get("en").source, try await get("fr").source, try await get("fr").source]
+            #expect(sources == [.network, .network, .cache])
+            #expect(server.requestCount(path: "/vary") == 2)
+        }
+    }
+
+    @Test("An ETag revalidates: the server's 304 reaches the caller as a 200 with the stored body")
+    func etagRevalidation() async throws {
+        try await withCachingServer { server, client, _ in
+            server.route("/etag") { request in
+                if request.headers["If-None-Match"] == "\"v1\"" { return .init(status: 304, headers: ["ETag": "\"v1\""]) }
+                return .text("tagged body", contentType: "text/plain").with(headers: ["ETag": "\"v1\"", "Cache-Control": "no-cache"])
+            }
+            let first = try await client.response(method: .get, path: "etag")
+            let second = try await client.response(method: .get, path: "etag")
+            #expect(server.requestCount(path: "/etag") == 2)
+            #expect(server.receivedRequests.last?.headers["If-None-Match"] == "\"v1\"")
+            #expect(first.source == .network && second.source == .revalidatedCache)
+            #expect(second.statusCode == 200 && String(decoding: second.data, as: UTF8.self) == "tagged body")
+        }
+    }
+
+    @Test("Last-Modified revalidates with If-Modified-Since once the entry is stale (Age past max-age)")
+    func lastModifiedRevalidation() async throws {
+        try await withCachingServer { server, client, _ in
+            let modified = "Tue, 01 Sep 2026 10:00:00 GMT"
+            server.route("/modified") { request in
+                if request.headers["If-Modified-Since"] == modified { return .init(status: 304) }
+                return .text("dated").with(headers: ["Last-Modified": modified, "Cache-Control": "max-age=60", "Age": "120"])
+            }
+            _ = try await client.get("modified")
+            let second = try await client.response(method: .get, path: "modified")
+            #expect(second.source == .revalidatedCache && String(decoding: second.data, as: UTF8.self) == "dated")
+            #expect(server.requestCount(path: "/modified") == 2)
+        }
+    }
+
+    @Test("no-store is never stored; POST is never answered from the cache and invalidates the URL")
+    func noStoreAndPost() async throws {
+        try await withCachingServer { server, client, cache in
+            server.countingRoute("/secret", headers: ["Cache-Control": "max-age=60, no-store"])
+            _ = try await client.get("secret")
+            _ = try await client.get("secret")
+            #expect(server.requestCount(path: "/secret") == 2)
+            server.countingRoute("/doc", headers: ["Cache-Control": "max-age=60"])
+            _ = try await client.get("doc")
+            _ = try await client.post("doc", parameters: ["k": "v"])
+            _ = try await client.post("doc", parameters: ["k": "v"])
+            #expect(server.requestCount(path: "/doc") == 3)
+            #expect(cache.cachedResponse(for: try client.request(method: .get, path: "doc")) == nil)
+            _ = try await client.get("doc")
+            #expect(server.requestCount(path: "/doc") == 4)
+        }
+    }
+
+    @Test("Offline policy: while the client is unreachable a stale entry answers without the network")
+    func offlineWhenUnreachable() async throws {
+        let scripted = ScriptedReachability()
+        scripted.set(.reachable(.ethernetOrWiFi))
+        try await withCachingServer(configure: {
+            $0.reachabilityProbe = scripted
+            $0.reachabilityEvents = scripted
+            $0.cachePolicy = .returnCacheDataWhenUnreachable
+        }) { server, client, _ in
+            server.countingRoute("/news", headers: ["Cache-Control": "max-age=0", "ETag": "\"n\""])
+            let statuses = ReachabilityTests.Statuses()
+            client.setReachabilityStatusChangeHandler(statuses.handler)
+            #expect(await statuses.next() == .reachable(.ethernetOrWiFi))
+            let online = try await client.response(method: .get, path: "news")
+            scripted.set(.notReachable)
+            #expect(await statuses.next() == .notReachable)
+            let offline = try await client.response(method: .get, path: "news")
+            #expect(offline.source == .cache && offline.data == online.data)
+            #expect(server.requestCount(path: "/news") == 1)
+        }
+    }
+
+    @Test("Offline policy: when the server cannot be reached a stale entry answers; without the policy the error stays")
+    func offlineWhenConnectionRefused() async throws {
+        let scratch = ScratchCache()
+        var configuration = HTTPClient.Configuration.default
+        configuration.cache = scratch.cache
+        configuration.monitorsReachability = false
+        let server = try LocalHTTPServer.started()
+        server.countingRoute("/page", headers: ["Cache-Control": "no-cache", "ETag": "\"p\""])
+        let client = HTTPClient(baseURL: server.baseURL, configuration: configuration)
+        let online = try await client.get("page")
+        server.stop()
+        await #expect {
+            try await client.get("page")
+        } throws: { error in
+            if case let .network(urlError) = error as? ConveyorError { urlError.code == .cannotConnectToHost } else { false }
+        }
+        let operation = client.operation(with: try client.request(method: .get, path: "page"), success: nil, failure: nil)
+        operation.cachePolicy = .returnCacheDataWhenUnreachable
+        let probe = CompletionProbe()
+        probe.attach(to: operation)
+        client.enqueue(operation)
+        #expect(await probe.outcome().error == nil)
+        #expect(operation.responseData == online && operation.responseSource == .cache)
+    }
+
+    @Test("returnCacheDontLoad: a hit answers, a miss fails with resourceUnavailable without a request")
+    func cacheOnly() async throws {
+        try await withCachingServer(configure: { $0.cachePolicy = .returnCacheDontLoad }) { server, client, cache in
+            await #expect {
+                try await client.get("anything")
+            } throws: { error in
+                if case let .network(urlError) = error as? ConveyorError { urlError.code == .resourceUnavailable } else { false }
+            }
+            #expect(server.receivedRequests.isEmpty)
+            let url = try client.url(for: "anything")
+            cache.store(CachedResponse(url: url, statusCode: 200, headers: ["Content-Type": "text/plain"], data: Data("stored".utf8)))
+            #expect(String(decoding: try await client.get("anything"), as: UTF8.self) == "stored")
+            #expect(server.receivedRequests.isEmpty)
+        }
+    }
+
+    @Test("Entries survive a new HTTPCache on the same directory")
+    func survivesRestart() async throws {
+        let scratch = ScratchCache()
+        try await withCachingServer(scratch) { server, client, _ in
+            server.countingRoute("/kept", headers: ["Cache-Control": "max-age=600"])
+            let first = try await client.get("kept")
+            var configuration = HTTPClient.Configuration.default
+            configuration.cache = scratch.reopened()
+            let restarted = HTTPClient(baseURL: server.baseURL, configuration: configuration)
+            let second = try await restarted.response(method: .get, path: "kept")
+            #expect(second.source == .cache && second.data == first)
+            #expect(server.requestCount(path: "/kept") == 1)
+        }
+    }
+
+    @Test("A corrupted or truncated entry file is discarded, never served", arguments: ["truncated", "flipped"])
+    func corruptEntry(damage: String) async throws {
+        let scratch = ScratchCache()
+        try await withCachingServer(scratch) { server, client, cache in
+            server.countingRoute("/fragile", headers: ["Cache-Control": "max-age=600"])
+            _ = try await client.get("fragile")
+            cache.flush()
+            let files = try FileManager.default.contentsOfDirectory(at: scratch.directory, includingPropertiesForKeys: nil)
+            let file = try #require(files.first { $0.pathExtension == "entry" })
+            var bytes = try Data(contentsOf: file)
+            if damage == "truncated" { bytes.removeLast(3) } else { bytes[bytes.count - 2] ^= 0xFF }
+            try bytes.write(to: file)
+            var configuration = HTTPClient.Configuration.default
+            configuration.cache = scratch.reopened()
+            let restarted = HTTPClient(baseURL: server.baseURL, configuration: configuration)
+            let again = try await restarted.response(method: .get, path: "fragile")
+            #expect(again.source == .network && String(decoding: again.data, as: UTF8.self).hasSuffix("#2"))
+        }
+    }
+
+    @Test("The disk limit evicts the least recently used entry")
+    func diskEviction() throws {
+        let scratch = ScratchCache(memoryCapacity: 0, diskCapacity: 4_000)
+        let base = URL(string: "http://127.0.0.1:1/")!
+        func entry(_ name: String) -> CachedResponse {
+            CachedResponse(url: base.appendingPathComponent(name), statusCode: 200, headers: ["Cache-Control": "max-age=60"],
+                           data: Data(repeating: 0x61, count: 900))
+        }
+        let cache = scratch.cache
+        cache.store(entry("a"))
+        cache.store(entry("b"))
+        cache.store(entry("c"))
+        cache.flush()
+        #expect(cache.cachedResponse(for: URLRequest(url: base.appendingPathComponent("a"))) != nil)  // a is now the newest
+        cache.store(entry("d"))
+        cache.flush()
+        let reopened = scratch.reopened(memoryCapacity: 0, diskCapacity: 4_000)
+        let kept = ["a", "b", "c", "d"].filter { reopened.cachedResponse(for: URLRequest(url: base.appendingPathComponent($0))) != nil }
+        #expect(kept == ["a", "c", "d"])
+        #expect(reopened.currentDiskUsage <= 4_000)
+    }
+
+    @Test("A cache-response block can change what is stored or refuse it")
+    func cacheResponseBlock() async throws {
+        try await withCachingServer { server, client, cache in
+            server.countingRoute("/edited", headers: ["Cache-Control": "max-age=60"])
+            server.countingRoute("/refused", headers: ["Cache-Control": "max-age=60"])
+            let handlers: [(String, CacheResponseHandler)] = [("edited", { entry in
+                var copy = entry
+                copy.headers["X-Stored"] = "yes"
+                return copy
+            }), ("refused", { _ in nil })]
+            for (path, handler) in handlers {
+                let operation = client.operation(with: try client.request(method: .get, path: path), success: nil, failure: nil)
+                operation.setCacheResponseBlock(handler)
+                let probe = CompletionProbe()
+                probe.attach(to: operation)
+                client.enqueue(operation)
+                #expect(await probe.outcome().error == nil)
+            }
+            #expect(cache.cachedResponse(for: try client.request(method: .get, path: "edited"))?.headers["X-Stored"] == "yes")
+            #expect(cache.cachedResponse(for: try client.request(method: .get, path: "refused")) == nil)
+        }
+    }
+
+    @Test("HEAD is answered from a stored GET; reloadIgnoringCache goes to the network and stores again")
+    func headAndReload() async throws {
+        try await withCachingServer { server, client, _ in
+            server.countingRoute("/both", headers: ["Cache-Control": "max-age=60"])
+            _ = try await client.get("both")
+            let head = try await client.response(method: .head, path: "both")
+            #expect(head.source == .cache && head.data.isEmpty)
+            var request = try client.request(method: .get, path: "both")
+            request.cachePolicy = .reloadIgnoringLocalCacheData
+            let reloaded = try await client.response(for: request, serializer: DataResponseSerializer())
+            #expect(reloaded.source == .network && String(decoding: reloaded.data, as: UTF8.self).hasSuffix("#2"))
+            #expect(String(decoding: try await client.get("both"), as: UTF8.self).hasSuffix("#2"))
+            #expect(server.requestCount(path: "/both") == 2)
+        }
+    }
+
+    @Test("A body above 5% of the capacity streams through and is not kept; removeAll empties both layers")
+    func largeBodiesAndRemoveAll() async throws {
+        try await withCachingServer(ScratchCache(memoryCapacity: 100_000, diskCapacity: 200_000)) { server, client, cache in
+            server.route("/big") { _ in .init(headers: ["Cache-Control": "max-age=60"], body: .data(Data(repeating: 1, count: 50_000))) }
+            server.countingRoute("/small", headers: ["Cache-Control": "max-age=60"])
+            #expect(try await client.get("big").count == 50_000)
+            _ = try await client.get("small")
+            cache.flush()
+            #expect(cache.cachedResponse(for: try client.request(method: .get, path: "big")) == nil)
+            #expect(cache.currentMemoryUsage > 0 && cache.currentDiskUsage > 0)
+            cache.removeAll()
+            #expect(cache.currentMemoryUsage == 0 && cache.currentDiskUsage == 0)
+            #expect(cache.cachedResponse(for: try client.request(method: .get, path: "small")) == nil)
+        }
+    }
+}
+
+extension LocalHTTPServer.Response {
+    /// The response with `headers` added.
+    func with(headers: HTTPHeaders) -> Self {
+        var copy = self
+        for (name, value) in headers { copy.headers[name] = value }
+        return copy
+    }
+}
+
+@Suite("HTTP cache freshness (RFC 9111 §4.2)")
+struct HTTPCacheFreshnessTests {
+    static func httpDate(_ offset: TimeInterval) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: Date().addingTimeInterval(offset))
+    }
+
+    static let cases: [(String, [String: String], HTTPCache.ResponseSource)] = [
+        ("Expires in the future", ["Expires": httpDate(3600)], .cache),
+        ("Expires in the past", ["Expires": httpDate(-60), "ETag": "\"x\""], .network),
+        ("an invalid Expires", ["Expires": "0", "ETag": "\"x\""], .network),
+        ("Last-Modified ten days ago (heuristic: a day)", ["Last-Modified": httpDate(-10 * 86_400)], .cache),
+        ("Last-Modified in the future (heuristic: nothing)", ["Last-Modified": httpDate(3600)], .network),
+        ("Age beyond max-age", ["Cache-Control": "max-age=60", "Age": "100"], .network),
+        ("Date an hour old beyond max-age", ["Cache-Control": "max-age=60", "Date": httpDate(-3600)], .network),
+        ("private in a private cache", ["Cache-Control": "private, max-age=60"], .cache),
+        ("max-age wins over Expires", ["Cache-Control": "max-age=0", "Expires": httpDate(3600), "ETag": "\"x\""], .network),
+    ]
+
+    @Test("Where the second call's response comes from", arguments: cases.indices)
+    func secondCall(index: Int) async throws {
+        let (name, headers, expected) = Self.cases[index]
+        try await withCachingServer { server, client, _ in
+            server.countingRoute("/doc", headers: HTTPHeaders(headers))
+            _ = try await client.get("doc")
+            let second = try await client.response(method: .get, path: "doc")
+            #expect(second.source == expected, "\(name)")
+        }
+    }
+
+    @Test("A request's own Cache-Control: no-cache and max-age=0 skip a fresh entry")
+    func requestDirectives() async throws {
+        try await withCachingServer { server, client, _ in
+            server.countingRoute("/doc", headers: ["Cache-Control": "max-age=600"])
+            _ = try await client.get("doc")
+            for directive in ["no-cache", "max-age=0"] {
+                var request = try client.request(method: .get, path: "doc")
+                request.setValue(directive, forHTTPHeaderField: "Cache-Control")
+                #expect(try await client.response(for: request, serializer: DataResponseSerializer()).source == .network)
+            }
+            #expect(try await client.response(method: .get, path: "doc").source == .cache)
+        }
+    }
+}
