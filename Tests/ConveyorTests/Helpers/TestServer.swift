@@ -39,13 +39,13 @@ final class HeldRoute: Sendable {
     private let gate = DispatchSemaphore(value: 0)
     private let arrivals = AsyncStream.makeStream(of: Void.self)
 
-    /// Installs the route at `path` on `server`.
-    init(_ server: LocalHTTPServer, path: String = "/hold", body: String = "late") {
+    /// Installs the route at `path` on `server`; it answers `response`, or `body` as text.
+    init(_ server: LocalHTTPServer, path: String = "/hold", body: String = "late", response: LocalHTTPServer.Response? = nil) {
         let gate = gate, arrivals = arrivals
         server.route(path) { _ in
             arrivals.continuation.yield()
             _ = gate.wait(timeout: .now() + 10)
-            return .text(body)
+            return response ?? .text(body)
         }
     }
 
