@@ -151,6 +151,22 @@ enum DemoSteps {
                 return "\(retries.lines.joined(separator: ", ")), then gave up: \(error.statusCode!)"
             }
         },
+        DemoStep(name: "cache", summary: "an HTTP cache hit (max-age) and a 304 revalidation (ETag), both on disk") { client in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-demo-cache-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            var configuration = HTTPClient.Configuration.default
+            configuration.cache = HTTPCache(directory: directory)
+            let cached = HTTPClient(baseURL: client.baseURL, configuration: configuration)
+            var sources: [String] = []
+            for path in ["cache/60", "cache/60", "etag/demo-v1", "etag/demo-v1"] {
+                let response = try await cached.response(method: .get, path: path)
+                sources.append("\(path) → \(response.statusCode) from \(response.source)")
+            }
+            guard sources[1].hasSuffix("cache"), sources[3].hasSuffix("revalidatedCache") else {
+                throw DemoFailure("unexpected sources: \(sources)")
+            }
+            return sources.joined(separator: "; ")
+        },
         DemoStep(name: "logging", summary: "the debug logger, with the Authorization header redacted") { client in
             let logged = ProgressLog()
             let logger = NetworkLogger(sink: ClosureLogSink { entry, _ in

@@ -17,6 +17,9 @@ extension LocalHTTPServer {
     /// | `/hidden-basic-auth/{user}/{password}` | as above, but 404 instead of 401 |
     /// | `/bearer` | 200 with any `Bearer` token, else 401 |
     /// | `/response-headers?Name=value` | those headers, and a JSON echo of them |
+    /// | `/cache` | 304 when the request is conditional, else the echo with `ETag` and `Last-Modified` |
+    /// | `/cache/{n}` | the echo with `Cache-Control: public, max-age=n` |
+    /// | `/etag/{etag}` | 304 when `If-None-Match` names the tag, else the echo with that `ETag` |
     /// | `/json`, `/html`, `/xml`, `/text` | fixed documents |
     /// | `/image/{format}` | a 3 x 2 sample image (``SampleImages``) |
     /// | `/encoding/utf8` | multilingual UTF-8 text |
@@ -72,6 +75,25 @@ extension LocalHTTPServer {
         case "response-headers":
             var response = Response.json(Dictionary(request.queryItems.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 }))
             for (name, value) in request.queryItems { response.headers[name] = value }
+            return response
+        case "cache" where argument == nil:
+            if request.headers["If-None-Match"] != nil || request.headers["If-Modified-Since"] != nil { return Response(status: 304) }
+            var response = Response.json(Self.echo(request))
+            response.headers["ETag"] = "\"\(UUID().uuidString)\""
+            response.headers["Last-Modified"] = Self.httpDate(Date())
+            return response
+        case "cache":
+            guard let seconds = argument.flatMap(Int.init), seconds >= 0 else { return .text("usage: /cache/{seconds}\n", status: 400) }
+            var response = Response.json(Self.echo(request))
+            response.headers["Cache-Control"] = "public, max-age=\(seconds)"
+            return response
+        case "etag":
+            guard let tag = argument else { return .text("usage: /etag/{etag}\n", status: 400) }
+            let quoted = "\"\(tag)\""
+            let sent = (request.headers["If-None-Match"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            if sent.contains(quoted) || sent.contains("*") { return Response(status: 304, headers: ["ETag": quoted]) }
+            var response = Response.json(Self.echo(request))
+            response.headers["ETag"] = quoted
             return response
         case "image":
             guard let sample = argument.flatMap(SampleImages.named) else { return .text("formats: png jpeg gif webp webp-lossy bmp tiff ico\n", status: 404) }
@@ -176,5 +198,15 @@ struct SeededGenerator: RandomNumberGenerator {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+
+    /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`). A formatter per call: they are not
+    /// safe to share across the server's connection threads.
+    static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
     }
 }

@@ -238,6 +238,17 @@ struct HTTPCacheTests {
         }
     }
 
+    @Test("The server's httpbin-like /cache, /cache/{n} and /etag/{etag} routes behave as httpbin's")
+    func builtInCacheRoutes() async throws {
+        try await withCachingServer { _, client, _ in
+            var sources: [HTTPCache.ResponseSource] = []
+            for path in ["cache", "cache", "cache/30", "cache/30", "etag/x", "etag/x"] {
+                sources.append(try await client.response(method: .get, path: path).source)
+            }
+            #expect(sources == [.network, .revalidatedCache, .network, .cache, .network, .revalidatedCache])
+        }
+    }
+
     @Test("The disk limit evicts the least recently used entry")
     func diskEviction() throws {
         let scratch = ScratchCache(memoryCapacity: 0, diskCapacity: 4_000)
