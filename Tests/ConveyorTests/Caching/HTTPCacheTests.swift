@@ -249,6 +249,30 @@ struct HTTPCacheTests {
         }
     }
 
+    @Test("Two clients with two caches on one directory, 80 concurrent GETs: every body is its own URL's")
+    func concurrentClientsShareADirectory() async throws {
+        let scratch = ScratchCache()
+        try await withCachingServer(scratch) { server, client, _ in
+            server.countingRoute("/item", headers: ["Cache-Control": "max-age=60", "ETag": "\"i\""])
+            var configuration = HTTPClient.Configuration.default
+            configuration.cache = HTTPCache(directory: scratch.directory)
+            let other = HTTPClient(baseURL: server.baseURL, configuration: configuration)
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<80 {
+                    group.addTask {
+                        let data = try await (index % 2 == 0 ? client : other).get("item", parameters: ["n": "\(index % 8)"])
+                        return String(decoding: data, as: UTF8.self).hasPrefix("/item?n=\(index % 8) #")
+                    }
+                }
+                for try await matched in group { #expect(matched) }
+            }
+            scratch.cache.flush()
+            configuration.cache?.flush()
+            let files = try FileManager.default.contentsOfDirectory(atPath: scratch.directory.path)
+            #expect(files.filter { $0.hasSuffix(".entry") }.count == 8)
+        }
+    }
+
     @Test("The disk limit evicts the least recently used entry")
     func diskEviction() throws {
         let scratch = ScratchCache(memoryCapacity: 0, diskCapacity: 4_000)
