@@ -23,10 +23,17 @@ let package = Package(
             dependencies: ["Conveyor", "ConveyorTesting"],
             path: "Benchmarks/ConveyorBench"
         ),
+        .executableTarget(name: "HTTPBinAPIExample", dependencies: ["Conveyor", "ConveyorTesting"], path: "Examples/HTTPBinAPI"),
+        .executableTarget(name: "FileTransferExample", dependencies: ["Conveyor", "ConveyorTesting"], path: "Examples/FileTransfer"),
+        // Runs the examples and helpers as child processes from both test targets.
+        .target(name: "ConveyorTestSupport", path: "Tests/Support"),
         // A child process for tests that must run in another network namespace or be signalled.
         .executableTarget(name: "ConveyorTestHelper", dependencies: ["Conveyor", "ConveyorTesting"], path: "Tests/TestHelper"),
-        .testTarget(name: "ConveyorTests", dependencies: ["Conveyor", "ConveyorTesting", "ConveyorTestHelper"]),
-        .testTarget(name: "ConformanceTests", dependencies: ["Conveyor", "ConveyorTesting"]),
+        .testTarget(
+            name: "ConveyorTests",
+            dependencies: ["Conveyor", "ConveyorTesting", "ConveyorTestHelper", "ConveyorTestSupport", "HTTPBinAPIExample", "FileTransferExample"]
+        ),
+        .testTarget(name: "ConformanceTests", dependencies: ["Conveyor", "ConveyorTesting", "ConveyorTestSupport", "HTTPBinAPIExample"]),
     ],
     swiftLanguageModes: [.v6]
 )

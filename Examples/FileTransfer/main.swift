@@ -1,0 +1,63 @@
+import Conveyor
+import ConveyorTesting
+import Foundation
+
+// file-transfer-example: upload a directory's files as one multipart request, then download
+// them back, resuming after an interruption.
+//
+//   swift run FileTransferExample                       # generated files, embedded file service
+//   swift run FileTransferExample --directory DIR --base-url URL
+
+func value(after flag: String) -> String? {
+    guard let index = CommandLine.arguments.firstIndex(of: flag), index + 1 < CommandLine.arguments.count else { return nil }
+    return CommandLine.arguments[index + 1]
+}
+
+let workspace = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-file-transfer-\(UUID().uuidString)")
+defer { try? FileManager.default.removeItem(at: workspace) }
+let sourceDirectory: URL
+if let directory = value(after: "--directory") {
+    sourceDirectory = URL(fileURLWithPath: directory)
+} else {
+    sourceDirectory = workspace.appendingPathComponent("outbox")
+    try FileManager.default.createDirectory(at: sourceDirectory, withIntermediateDirectories: true)
+    for (name, size) in [("notes.txt", 20_000), ("photo.raw", 700_000), ("archive.bin", 2_500_000)] {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<size).map { _ in UInt8.random(in: 0 ... 255, using: &generator) }
+        try Data(bytes).write(to: sourceDirectory.appendingPathComponent(name))
+    }
+}
+
+var service: LocalHTTPServer?
+let baseURL: URL
+if let given = value(after: "--base-url").flatMap(URL.init(string:)) {
+    baseURL = given
+} else {
+    let started = try FileService.start()
+    service = started
+    baseURL = started.baseURL
+}
+defer { service?.stop() }
+
+let client = FileTransferClient(baseURL: baseURL)
+do {
+    let stored = try await client.upload(directory: sourceDirectory) { _, _ in }
+    print("upload: one multipart request, streamed from disk")
+    print("uploaded \(stored.count) files: \(stored.map { "\($0.name) (\($0.size) B)" }.joined(separator: ", "))")
+    let inbox = workspace.appendingPathComponent("inbox")
+    var mismatches = 0
+    for file in stored {
+        let (downloaded, attempts) = try await client.download(file.name, into: inbox)
+        let same = try Data(contentsOf: downloaded) == Data(contentsOf: sourceDirectory.appendingPathComponent(file.name))
+        if !same { mismatches += 1 }
+        print("downloaded \(file.name): \(same ? "identical" : "DIFFERENT") after \(attempts) attempt\(attempts == 1 ? "" : "s")")
+    }
+    guard mismatches == 0 else {
+        print("failed: \(mismatches) files differ")
+        exit(1)
+    }
+    print("all files round-tripped")
+} catch {
+    print("failed: \(error)")
+    exit(1)
+}

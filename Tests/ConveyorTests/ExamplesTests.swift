@@ -1,0 +1,27 @@
+import ConveyorTestSupport
+import Foundation
+import Testing
+
+/// The examples are real programs: each is built with the tests and run here to its end,
+/// so they never rot.
+@Suite("Examples run to completion")
+struct ExamplesTests {
+    @Test("HTTPBinAPIExample against its embedded server: every typed call answers")
+    func httpBinAPI() async throws {
+        let result = try await ExampleProcess.run("HTTPBinAPIExample", arguments: [])
+        #expect(result.status == 0, "\(result.output)\(result.errors)")
+        for line in ["echo: q=conveyor", "callback echo: style=callback", "created pet: Zoë, 3",
+                     "login: authenticated=true as ada", "wrong password: HTTP 401", "all calls succeeded"] {
+            #expect(result.output.contains(line), "missing \"\(line)\" in:\n\(result.output)")
+        }
+    }
+
+    @Test("FileTransferExample: uploads three files, downloads them back through an interruption, identical")
+    func fileTransfer() async throws {
+        let result = try await ExampleProcess.run("FileTransferExample", arguments: [])
+        #expect(result.status == 0, "\(result.output)\(result.errors)")
+        #expect(result.output.contains("uploaded 3 files"))
+        #expect(result.output.components(separatedBy: "identical after 2 attempts").count == 4, "\(result.output)")
+        #expect(result.output.contains("all files round-tripped"))
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Synchronization
+
+/// Runs a program built with the tests (an example, a helper) as a child process.
+///
+/// `Process.waitUntilExit()` blocks its thread, so the wait runs on a thread of its own,
+/// never on Swift Concurrency's cooperative pool (two threads on this machine).
+public enum ExampleProcess {
+    /// What a finished process left.
+    public struct Result: Sendable {
+        /// The exit status.
+        public let status: Int32
+        /// Everything written to standard output.
+        public let output: String
+        /// Everything written to standard error.
+        public let errors: String
+    }
+
+    /// The built executable `name`, next to the running test bundle.
+    public static func executable(_ name: String) -> URL {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent(name)
+    }
+
+    /// Runs `name` with `arguments` to its end, killing it after `timeout` seconds.
+    public static func run(_ name: String, arguments: [String], timeout: TimeInterval = 120) async throws -> Result {
+        let process = Process()
+        process.executableURL = executable(name)
+        process.arguments = arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                // Read both pipes to their end first: a full pipe would block the child.
+                let group = DispatchGroup()
+                let errData = Mutex(Data())
+                group.enter()
+                Thread.detachNewThread {
+                    let data = errors.fileHandleForReading.readDataToEndOfFile()
+                    errData.withLock { $0 = data }
+                    group.leave()
+                }
+                let killer = DispatchWorkItem { process.terminate() }
+                DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
+                let outData = output.fileHandleForReading.readDataToEndOfFile()
+                group.wait()
+                process.waitUntilExit()
+                killer.cancel()
+                continuation.resume(returning: Result(
+                    status: process.terminationStatus,
+                    output: String(decoding: outData, as: UTF8.self),
+                    errors: String(decoding: errData.withLock { $0 }, as: UTF8.self)))
+            }
+        }
+    }
+}
