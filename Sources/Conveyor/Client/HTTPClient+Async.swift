@@ -70,7 +70,7 @@ extension HTTPClient {
     /// - Parameters:
     ///   - method: The HTTP method.
     ///   - path: Resolved against ``baseURL``.
-    ///   - body: Encoded by `serializer` (for example a JSON body with ``JSONRequestSerializer/json``).
+    ///   - body: Encoded by `serializer` (for example a JSON body with ``RequestSerializer/json``).
     ///   - serializer: Overrides ``requestSerializer``; nil uses it.
     /// - Returns: The response.
     /// - Throws: ``ConveyorError``.
@@ -183,7 +183,7 @@ extension HTTPClient {
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - body: Encoded by `serializer`, or by ``requestSerializer`` when nil.
-    ///   - serializer: For example ``JSONRequestSerializer/json``; nil uses ``requestSerializer``.
+    ///   - serializer: For example ``RequestSerializer/json``; nil uses ``requestSerializer``.
     /// - Returns: The response body.
     /// - Throws: ``ConveyorError``.
     public func post<Body: Encodable>(_ path: String, body: Body, serializer: (any RequestSerializer)? = nil) async throws -> Data {
@@ -194,7 +194,7 @@ extension HTTPClient {
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - body: Encoded by `serializer`, or by ``requestSerializer`` when nil.
-    ///   - serializer: For example ``JSONRequestSerializer/json``; nil uses ``requestSerializer``.
+    ///   - serializer: For example ``RequestSerializer/json``; nil uses ``requestSerializer``.
     /// - Returns: The response body.
     /// - Throws: ``ConveyorError``.
     public func put<Body: Encodable>(_ path: String, body: Body, serializer: (any RequestSerializer)? = nil) async throws -> Data {

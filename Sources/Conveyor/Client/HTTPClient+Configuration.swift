@@ -15,7 +15,7 @@ extension HTTPClient {
         /// How many operations run at once. Default 8 (operations beyond it wait in the queue,
         /// where their timeout does not run yet).
         public var maximumConcurrentOperations = 8
-        /// Where completion blocks run. Default ``Dispatch/DispatchQueue/conveyorDefaultCallbackQueue``:
+        /// Where completion blocks run. Default `DispatchQueue.conveyorDefaultCallbackQueue`:
         /// `.main` on Apple platforms, a Conveyor serial queue on Linux.
         public var callbackQueue: DispatchQueue = .conveyorDefaultCallbackQueue
         /// Which redirects are followed. Default ``RedirectPolicy/default``.

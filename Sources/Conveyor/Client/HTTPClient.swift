@@ -98,7 +98,7 @@ open class HTTPClient: @unchecked Sendable {
         mutableState.withLock { $0.defaultHeaders[name] }
     }
 
-    /// How parameters are encoded into requests the client builds. Default ``FormURLEncodedRequestSerializer/formURLEncoded``.
+    /// How parameters are encoded into requests the client builds. Default ``RequestSerializer/formURLEncoded``.
     public var requestSerializer: any RequestSerializer {
         get { mutableState.withLock { $0.requestSerializer } }
         set { mutableState.withLock { $0.requestSerializer = newValue } }

@@ -8,7 +8,7 @@ import AppKit
 /// An image as bytes, with its format and pixel size read from the header.
 ///
 /// Decoding pixels is the platform's business (`UIImage`/`NSImage` on Apple platforms, see
-/// ``platformImage``); Conveyor only needs to know what the bytes are and how large the image
+/// `platformImage`); Conveyor only needs to know what the bytes are and how large the image
 /// is (the image cache's cost is width × height × 4), which the header tells without decoding.
 public struct Image: Sendable, Equatable {
     /// Image formats Conveyor recognises from their first bytes.

@@ -115,7 +115,7 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     // MARK: - Configuration
 
     /// The queue the completion blocks run on. Default: the client's callback queue, or
-    /// ``Dispatch/DispatchQueue/conveyorDefaultCallbackQueue`` for an operation created directly.
+    /// `DispatchQueue.conveyorDefaultCallbackQueue` for an operation created directly.
     public var callbackQueue: DispatchQueue {
         get { mutableState.withLock { $0.callbackQueue } }
         set { mutableState.withLock { $0.callbackQueue = newValue } }
@@ -136,7 +136,7 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
         set { mutableState.withLock { $0.acceptableContentTypes = newValue?.lowercasedSet } }
     }
 
-    /// Turns the validated body into the value passed to the success block. Default ``DataResponseSerializer/data``.
+    /// Turns the validated body into the value passed to the success block. Default ``ResponseSerializer/data``.
     public var responseSerializer: any ResponseSerializer {
         get { mutableState.withLock { $0.responseSerializer } }
         set { mutableState.withLock { $0.responseSerializer = newValue } }

@@ -15,8 +15,8 @@ public typealias Parameters = [String: Any]
 /// Encodes parameters into a request: into its URL's query, or into its body with a matching
 /// `Content-Type`.
 ///
-/// Presets: ``FormURLEncodedRequestSerializer/formURLEncoded`` (the default of every client),
-/// ``JSONRequestSerializer/json``, ``PropertyListRequestSerializer/propertyList``. Multipart
+/// Presets: ``RequestSerializer/formURLEncoded`` (the default of every client),
+/// ``RequestSerializer/json``, ``RequestSerializer/propertyList``. Multipart
 /// bodies are built with ``HTTPClient/multipartRequest(method:path:parameters:constructingBody:)``.
 public protocol RequestSerializer: Sendable {
     /// Returns `request` with `parameters` encoded into it.

@@ -51,7 +51,7 @@ public final class ImageDownloader: Sendable {
     ///   - imageCache: Where images are kept; default ``ImageCache/shared``.
     ///   - httpCache: The HTTP cache downloads use; default ``HTTPCache/shared``.
     ///   - maximumConcurrentDownloads: Downloads at once; default 4.
-    ///   - callbackQueue: Where completions run; default ``Dispatch/DispatchQueue/conveyorDefaultCallbackQueue``
+    ///   - callbackQueue: Where completions run; default `DispatchQueue.conveyorDefaultCallbackQueue`
     ///     (`.main` on Apple platforms).
     ///   - timeout: Idle timeout in seconds; default 30.
     public init(
