@@ -1,4 +1,5 @@
 import Conveyor
+import ConveyorTesting
 import Foundation
 import Synchronization
 
@@ -13,8 +14,12 @@ struct DemoStep: Sendable {
 final class DemoClient: HTTPClient, @unchecked Sendable {
     // @unchecked Sendable: adds no state to HTTPClient, whose state is behind its Mutex.
 
-    override init(baseURL: URL, configuration: HTTPClient.Configuration = .default) {
-        super.init(baseURL: baseURL, configuration: configuration)
+    /// The embedded server, when the demo runs against one (steps may add routes to it).
+    let embeddedServer: LocalHTTPServer?
+
+    init(baseURL: URL, embeddedServer: LocalHTTPServer?) {
+        self.embeddedServer = embeddedServer
+        super.init(baseURL: baseURL, configuration: .default)
         setDefaultHeader("Accept", value: "application/json")
     }
 
@@ -54,6 +59,15 @@ enum DemoSteps {
             let data = try await client.post("post", parameters: ["name": "Zoë", "city": "Zürich"])
             let form = try JSONDecoder().decode(DemoClient.FormEcho.self, from: data).form
             return "server decoded \(form.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
+        },
+        DemoStep(name: "json-post", summary: "an Encodable value sent as a JSON body and echoed back") { client in
+            struct Order: Codable, Sendable, Equatable { let item: String; let quantity: Int }
+            let sent = Order(item: "espresso", quantity: 2)
+            let response = try await client.response(method: .post, path: "post", body: sent, serializer: JSONRequestSerializer())
+            struct Echo: Decodable { let json: Order }
+            let echoed = try JSONDecoder().decode(Echo.self, from: response.data).json
+            guard echoed == sent else { throw DemoFailure("the server decoded \(echoed)") }
+            return "server decoded \(echoed.quantity) × \(echoed.item) from application/json"
         },
         DemoStep(name: "auth", summary: "Basic auth: right credentials succeed, wrong ones fail fast (no hang)") { client in
             client.setAuthorizationHeader(username: "user", password: "passwd")
@@ -114,14 +128,44 @@ enum DemoSteps {
             bar.finish()
             return "sent \(ByteCountFormatter.string(fromByteCount: 1_000_000, countStyle: .decimal)) as multipart/form-data"
         },
-        DemoStep(name: "download", summary: "a download streamed to a file, with a progress bar") { client in
+        DemoStep(name: "download", summary: "a 5 MB download streamed to a file, with a progress bar") { client in
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-demo-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: directory) }
             let bar = ProgressBar(label: "download")
-            let file = try await client.download("bytes/102400", to: .directory(directory)) { _, received, expected in bar.update(received, expected) }
+            let file = try await client.download("bytes/5000000", to: .directory(directory)) { _, received, expected in bar.update(received, expected) }
             bar.finish()
             let size = (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.intValue ?? 0
             return "\(size) bytes written to \(file.lastPathComponent)"
+        },
+        DemoStep(name: "pause-resume", summary: "a slow download paused mid-body, then resumed with Range") { client in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-demo-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let paused = ProgressLog()
+            let bar = ProgressBar(label: "download")
+            let request = try client.request(method: .get, path: "range/102400", parameters: ["duration": 2, "chunk_size": 4096])
+            let operation = FileDownloadOperation(request: request, destination: .directory(directory), options: [.createIntermediateDirectories])
+            let file: URL = try await withCheckedThrowingContinuation { continuation in
+                operation.setDownloadProgressBlock { _, received, expected in
+                    bar.update(received, expected)
+                    // Pause once, a quarter of the way in; resume straight away from the bytes kept.
+                    if received >= 25_600, paused.lines.isEmpty {
+                        paused.add("\(received)")
+                        operation.pause()
+                        operation.resume()
+                    }
+                }
+                operation.setCompletionBlock(success: { operation, _ in
+                    continuation.resume(returning: (operation as! FileDownloadOperation).destinationURL!)
+                }, failure: { _, error in continuation.resume(throwing: error) })
+                client.enqueue(operation)
+            }
+            bar.finish()
+            let data = try Data(contentsOf: file)
+            let expected = Data((0..<102_400).map { UInt8(ascii: "a") + UInt8($0 % 26) })
+            guard data == expected else { throw DemoFailure("the resumed file differs (\(data.count) bytes)") }
+            // Against the embedded server the demo can show what the resumed request asked for.
+            let range = client.embeddedServer?.receivedRequests.last { $0.path == "/range/102400" }?.headers["Range"]
+            return "paused at \(paused.lines.first ?? "?") bytes, resumed\(range.map { " with Range: \($0)" } ?? ""); \(data.count) bytes, identical"
         },
         DemoStep(name: "batch", summary: "a batch of 5 requests with per-operation progress") { client in
             let requests = try (1...5).map { try client.request(method: .get, path: "get", parameters: ["n": $0]) }
@@ -134,22 +178,32 @@ enum DemoSteps {
             }
             return lines.joined(separator: " ")
         },
-        DemoStep(name: "retry", summary: "a retry policy against a failing endpoint: 3 attempts with backoff") { client in
+        DemoStep(name: "retry", summary: "a retry policy through injected 503s: two failures, then success") { client in
             var configuration = HTTPClient.Configuration.default
             configuration.retryPolicy = RetryPolicy(maximumAttempts: 3, baseDelay: 0.1)
             let patient = HTTPClient(baseURL: client.baseURL, configuration: configuration)
             let retries = ProgressLog()
             let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationWillRetry, object: nil, queue: nil) { note in
-                retries.add("attempt \(note.userInfo?["attempt"] as? Int ?? 0)")
+                retries.add("503 → attempt \(note.userInfo?["attempt"] as? Int ?? 0)")
             }
             defer { NotificationCenter.default.removeObserver(observer) }
-            do {
-                _ = try await patient.get("status/503")
-                throw DemoFailure("503 did not fail")
-            } catch let error as ConveyorError where error.statusCode == 503 {
-                guard retries.lines.count == 2 else { throw DemoFailure("expected 2 retries, saw \(retries.lines)") }
-                return "\(retries.lines.joined(separator: ", ")), then gave up: \(error.statusCode!)"
+            guard let server = client.embeddedServer else {
+                // Another server cannot be told to fail twice: show the policy giving up instead.
+                do {
+                    _ = try await patient.get("status/503")
+                    throw DemoFailure("503 did not fail")
+                } catch let error as ConveyorError where error.statusCode == 503 {
+                    return "\(retries.lines.joined(separator: ", ")), then gave up: \(error.statusCode!)"
+                }
             }
+            let failures = ProgressLog()
+            server.route("/flaky") { _ in
+                failures.add("503")
+                return failures.lines.count <= 2 ? .text("busy\n", status: 503) : .json(["ok": true])
+            }
+            _ = try await patient.get("flaky")
+            guard retries.lines.count == 2 else { throw DemoFailure("expected 2 retries, saw \(retries.lines)") }
+            return "\(retries.lines.joined(separator: ", ")), then 200 on attempt 3"
         },
         DemoStep(name: "cache", summary: "an HTTP cache hit (max-age) and a 304 revalidation (ETag), both on disk") { client in
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-demo-cache-\(UUID().uuidString)")

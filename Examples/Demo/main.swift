@@ -46,7 +46,7 @@ if let text = value(after: "--base-url") {
 }
 
 print("Conveyor \(ConveyorLibrary.version) demo against \(baseURL.absoluteString)\n")
-let client = DemoClient(baseURL: baseURL)
+let client = DemoClient(baseURL: baseURL, embeddedServer: server)
 var failed: [String] = []
 for step in steps {
     print("▸ \(step.name): \(step.summary)")

@@ -24,6 +24,7 @@ extension LocalHTTPServer {
     /// | `/image/{format}` | a 3 x 2 sample image (``SampleImages``) |
     /// | `/encoding/utf8` | multilingual UTF-8 text |
     /// | `/drip?numbytes=&duration=` | bytes spread over `duration` seconds |
+    /// | `/range/{n}?duration=&chunk_size=` | n bytes (at most 102,400) of `abc…z` with `Range` support, streamed over `duration` seconds |
     /// | `/fault/{name}` | the ``Fault`` of that name |
     func builtInResponse(to request: Request) -> Response {
         let components = request.path.split(separator: "/").map(String.init)
@@ -51,8 +52,18 @@ extension LocalHTTPServer {
         case "bytes":
             let count = min(argument.flatMap(Int.init) ?? 0, 100 << 20)
             var generator = SeededGenerator(seed: request.queryValue("seed").flatMap(UInt64.init) ?? 42)
-            let bytes = (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-            return Response(headers: ["Content-Type": "application/octet-stream"], body: .data(Data(bytes)))
+            // Eight bytes per draw: generating megabytes one byte at a time is slow in debug builds.
+            var bytes = Data(count: count)
+            bytes.withUnsafeMutableBytes { buffer in
+                var offset = 0
+                while offset < count {
+                    var word = generator.next()
+                    let take = min(8, count - offset)
+                    withUnsafeBytes(of: &word) { buffer.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: take) }
+                    offset += take
+                }
+            }
+            return Response(headers: ["Content-Type": "application/octet-stream"], body: .data(bytes))
         case "redirect":
             let hops = argument.flatMap(Int.init) ?? 1
             return Response(status: 302, headers: ["Location": hops <= 1 ? "/get" : "/redirect/\(hops - 1)"])
@@ -117,6 +128,24 @@ extension LocalHTTPServer {
                     try writer.write(Data("*".utf8))
                 }
             })
+        case "range":
+            guard let count = argument.flatMap(Int.init), (1...102_400).contains(count) else {
+                return .text("number of bytes must be in the range (0, 102400]\n", status: 404)
+            }
+            let data = Data((0..<count).map { UInt8(ascii: "a") + UInt8($0 % 26) })
+            var response = Response.ranged(data, etag: "\"range\(count)\"", for: request)
+            let duration = request.queryValue("duration").flatMap(Double.init) ?? 0
+            guard duration > 0, case let .data(body) = response.body, !body.isEmpty else { return response }
+            let chunkSize = max(1, request.queryValue("chunk_size").flatMap(Int.init) ?? 10 * 1024)
+            let chunks = (body.count + chunkSize - 1) / chunkSize
+            response.headers["Content-Length"] = String(body.count)
+            response.body = .stream(chunked: false) { writer in
+                for index in 0..<chunks {
+                    guard writer.pause(duration / Double(chunks)) else { return }
+                    try writer.write(body.subdata(in: (index * chunkSize)..<min(body.count, (index + 1) * chunkSize)))
+                }
+            }
+            return response
         case "fault":
             guard let fault = argument.flatMap(Fault.init(rawValue:)) else {
                 return .text("faults: \(Fault.allCases.map(\.rawValue).joined(separator: ", "))\n", status: 404)
@@ -198,15 +227,5 @@ struct SeededGenerator: RandomNumberGenerator {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
-    }
-
-    /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`). A formatter per call: they are not
-    /// safe to share across the server's connection threads.
-    static func httpDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
     }
 }
