@@ -79,6 +79,9 @@ extension LocalHTTPServer {
             case stream(chunked: Bool, @Sendable (ResponseWriter) throws -> Void)
             /// Misbehave instead of answering.
             case fault(Fault)
+            /// These exact bytes instead of a response (status line, headers and all), then
+            /// the connection closes: for malformed responses no well-formed route can produce.
+            case raw(Data)
         }
 
         /// Creates a response.

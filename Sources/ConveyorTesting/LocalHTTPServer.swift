@@ -264,6 +264,10 @@ public final class LocalHTTPServer: @unchecked Sendable {
         case let .fault(fault):
             try inject(fault, headers: headers, on: connection)
             return false
+        case let .raw(bytes):
+            try connection.send(bytes)
+            connection.shutdownBoth()
+            return false
         }
     }
 

@@ -32,6 +32,9 @@ extension HTTPClient {
         /// turned off. Default `.default`.
         public var sessionConfiguration: URLSessionConfiguration = .default
 
+        /// The most bytes a response body kept in memory may have (see
+        /// ``HTTPRequestOperation/maximumResponseSize``); nil for no limit. Default 100 MB.
+        public var maximumResponseSize: Int64? = HTTPRequestOperation.defaultMaximumResponseSize
         /// The HTTP cache operations go through; nil turns caching off. Default
         /// ``HTTPCache/shared``. The transport's own `URLCache` is always off, so this is the
         /// only cache.

@@ -249,6 +249,7 @@ extension HTTPRequestOperation {
             state.resourceTimeout = client.configuration.resourceTimeout
             state.challengeHandler = client.configuration.authenticationChallengeHandler
             state.cache = client.configuration.cache
+            state.maximumResponseSize = client.configuration.maximumResponseSize
             state.defaultCachePolicy = client.configuration.cachePolicy
             state.isUnreachable = { [weak client] in client?.reachabilityStatus == .notReachable }
             if state.credential.value == nil { state.credential = UncheckedSendableBox(value: defaultCredential) }

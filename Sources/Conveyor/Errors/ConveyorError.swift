@@ -37,6 +37,16 @@ public enum ConveyorError: Error, Sendable {
     case authenticationFailed(response: HTTPURLResponse?, data: Data?)
     /// More redirects were followed than the configuration allows, or a redirect was unusable.
     case redirectFailed(reason: RedirectFailureReason)
+    /// A body kept in memory would exceed ``HTTPRequestOperation/maximumResponseSize``: the
+    /// announced `Content-Length` is larger (failing before the body is read), or the bytes
+    /// received — after decompression — passed it. Download to a file for large bodies.
+    case responseTooLarge(limit: Int64, response: HTTPURLResponse)
+    /// The server's TLS certificate was not trusted (self-signed, unknown CA, expired, wrong
+    /// host). `reason` is the TLS library's explanation. Validation is never off by default.
+    case serverTrustFailed(host: String, reason: String)
+    /// A header name or value contains CR, LF or NUL (or the name is not an HTTP token), which
+    /// could inject other headers; the request was not sent.
+    case invalidHeader(name: String)
 
     /// Why parameters could not be encoded.
     public enum ParameterEncodingFailureReason: Sendable, CustomStringConvertible {
@@ -169,7 +179,10 @@ extension ConveyorError {
             return response
         case let .redirectFailed(.tooManyRedirects(_, response)), let .redirectFailed(.invalidLocation(_, response)):
             return response
-        case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .cancelled, .timedOut, .network:
+        case let .responseTooLarge(_, response):
+            return response
+        case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .cancelled, .timedOut, .network,
+             .serverTrustFailed, .invalidHeader:
             return nil
         }
     }
@@ -181,7 +194,8 @@ extension ConveyorError {
             return data
         case let .responseSerializationFailed(_, _, data), let .authenticationFailed(_, data):
             return data
-        case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .cancelled, .timedOut, .network, .redirectFailed:
+        case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .cancelled, .timedOut, .network, .redirectFailed,
+             .responseTooLarge, .serverTrustFailed, .invalidHeader:
             return nil
         }
     }
@@ -235,19 +249,34 @@ extension ConveyorError: CustomStringConvertible, LocalizedError {
                 ? "The request timed out: \(kind) for \(Self.format(interval)) s."
                 : "The request timed out: \(kind) \(Self.format(interval)) s."
         case let .network(error):
-            return "Network error \(error.code.rawValue): \(error.localizedDescription)\(error.failingURL.map { " (\($0.absoluteString))" } ?? "")."
+            return "Network error \(error.code.rawValue): \(error.localizedDescription)\(error.failingURL.map { " (\(Self.redaction.url($0)))" } ?? "")."
         case let .authenticationFailed(response, data):
             return "Authentication failed\(response.map { ": \($0.statusCode) from \(Self.describe($0))" } ?? "")\(Self.preview(data))."
         case let .redirectFailed(reason):
             return "Redirect failed: \(reason)."
+        case let .responseTooLarge(limit, response):
+            return "Response too large: the body from \(Self.describe(response)) exceeds the \(limit)-byte limit for bodies kept in memory."
+        case let .serverTrustFailed(host, reason):
+            return "Server trust failed for \(host): \(reason)."
+        case let .invalidHeader(name):
+            return "Invalid header \"\(Self.printable(name))\": a name or value with CR, LF or NUL could inject other headers; nothing was sent."
         }
+    }
+
+    /// Secrets never appear in descriptions: URLs lose their user and password and their
+    /// token-like query values (``Redaction``).
+    static let redaction = Redaction()
+
+    /// A header name shown with its control characters escaped.
+    private static func printable(_ text: String) -> String {
+        text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? String(format: "\\x%02X", $0.value) : String($0) }.joined()
     }
 
     /// The same text as ``description``, for `localizedDescription`.
     public var errorDescription: String? { description }
 
     private static func describe(_ response: HTTPURLResponse) -> String {
-        response.url?.absoluteString ?? "the server"
+        response.url.map { redaction.url($0) } ?? "the server"
     }
 
     private static func format(_ interval: TimeInterval) -> String {
@@ -256,9 +285,15 @@ extension ConveyorError: CustomStringConvertible, LocalizedError {
 
     /// A short, single-line preview of a body, so "unacceptable content type text/html" shows
     /// which page actually came back (a login portal, an error page) without dumping megabytes.
+    private static let previewRedaction = Redaction()
+
     static func preview(_ data: Data?, limit: Int = 120) -> String {
         guard let data, !data.isEmpty else { return "" }
-        let text = String(decoding: data.prefix(limit), as: UTF8.self)
+        // A body that echoes the request (httpbin's /headers, a debug page) must not carry its
+        // credentials into logs through the error: JSON and form fields named like secrets or
+        // credential headers are redacted before the preview is cut.
+        let redacted = previewRedaction.body(String(decoding: data.prefix(64 * 1024), as: UTF8.self), contentType: "application/json")
+        let text = String(redacted.prefix(limit))
             .replacingOccurrences(of: "\r", with: " ")
             .replacingOccurrences(of: "\n", with: " ")
         return "; body (\(data.count) bytes): \"\(text)\(data.count > limit ? "…" : "")\""

@@ -91,6 +91,8 @@ extension HTTPRequestOperation {
         var preflightError: ConveyorError?
         /// Why `cancel` was called; the first reason wins.
         var cancellationReason: ConveyorError.CancellationReason?
+        /// The most bytes a body kept in memory may have; nil for no limit.
+        var maximumResponseSize: Int64? = HTTPRequestOperation.defaultMaximumResponseSize
         /// The cache attempts go through; nil sends every attempt to the network.
         var cache: HTTPCache?
         /// The policy set on the operation itself; nil falls back to the request's, then `defaultCachePolicy`.

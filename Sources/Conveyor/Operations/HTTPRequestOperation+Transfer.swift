@@ -45,6 +45,10 @@ extension HTTPRequestOperation {
             return (state.transport, state.attempt)
         }
         guard let transport else { return }
+        if let name = Self.invalidHeaderName(in: request) {
+            fail(.invalidHeader(name: name), response: nil, retryable: false)
+            return
+        }
         let (offset, validator) = mutableState.withLock { ($0.resumeOffset, $0.resumeValidator) }
         if offset > 0, let validator {
             request.setHeader("bytes=\(offset)-", for: "Range")
@@ -113,6 +117,11 @@ extension HTTPRequestOperation {
         do {
             let file = try makeBodyFile(for: response, appendingTo: outcome.keep ? outcome.previous?.url : nil)
             mutableState.withLock { $0.bodyFile = file }
+            // A body bound for memory that announces more than the limit fails before it is read.
+            if file == nil, let limit = mutableState.withLock({ $0.maximumResponseSize }), response.expectedContentLength > limit {
+                fail(.responseTooLarge(limit: limit, response: response), response: response, retryable: false)
+                return
+            }
         } catch {
             fail(error as? ConveyorError ?? .downloadFailed(reason: .cannotCreateFile(URL(fileURLWithPath: "/"), error)), response: response, retryable: false)
         }
@@ -120,6 +129,16 @@ extension HTTPRequestOperation {
     }
 
     func attemptDidReceive(data: Data, attempt: Int) {
+        let tooLarge = ifCurrent(attempt) { state -> (Int64, HTTPURLResponse)? in
+            guard state.bodyFile == nil, let limit = state.maximumResponseSize, let response = state.response,
+                  Int64(state.data.count) + Int64(data.count) > limit else { return nil }
+            state.data = Data()  // release what was held; the operation fails now
+            return (limit, response)
+        } ?? nil
+        if let (limit, response) = tooLarge {
+            fail(.responseTooLarge(limit: limit, response: response), response: response, retryable: false)
+            return
+        }
         let update = ifCurrent(attempt) { state in
             if state.bodyFile == nil { state.data.append(data) }
             state.bytesReceived += Int64(data.count)
@@ -225,6 +244,9 @@ extension HTTPRequestOperation {
             return .authenticationFailed(response: response, data: data)
         }
         if let error = error as? ConveyorError { return error }
+        if let urlError = error as? URLError, let trust = Self.serverTrustFailure(urlError, request: mutableState.withLock { $0.currentRequest }) {
+            return trust
+        }
         if let urlError = error as? URLError {
             if urlError.code == .timedOut { return .timedOut(.idle, after: mutableState.withLock { $0.idleTimeout }) }
             if urlError.code == .userAuthenticationRequired || urlError.code == .userCancelledAuthentication {
@@ -235,18 +257,64 @@ extension HTTPRequestOperation {
         return .network(URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error as NSError]))
     }
 
-    /// corelibs reports several libcurl failures as code -1 (`unknown`) with only curl's text;
-    /// the ones that mean "the connection broke" become `.networkConnectionLost`, so callers
-    /// (and retry policies) can tell them apart.
+    /// corelibs reports many libcurl failures as code -1 (`unknown`), or under a code that
+    /// does not fit, with only curl's text. Conveyor gives each a code a caller (and a retry
+    /// policy) can act on, keeping the original as `NSUnderlyingErrorKey`:
+    ///
+    /// | curl's text | code |
+    /// |---|---|
+    /// | transfer closed…, connection reset, recv/send failure, empty reply from server | `.networkConnectionLost` |
+    /// | received HTTP/0.9 (a non-HTTP answer or a malformed status line), illegal chunk sizes, out of memory (libcurl's verdict on an oversized header section) | `.badServerResponse` |
+    /// | error while processing content unencoding | `.cannotDecodeContentData` |
+    /// | any other SSL/TLS failure (wrong version number: TLS to a plain port) | `.secureConnectionFailed` |
     static func normalized(_ error: URLError) -> URLError {
-        guard error.code == .unknown else { return error }
         let text = error.localizedDescription.lowercased()
-        let lost = ["transfer closed", "connection reset", "recv failure", "send failure", "empty reply", "connection died"]
-        guard lost.contains(where: text.contains) else { return error }
+        let rules: [(markers: [String], code: URLError.Code)] = [
+            (["transfer closed", "connection reset", "recv failure", "send failure", "empty reply", "connection died"], .networkConnectionLost),
+            (["http/0.9", "chunked-encoding", "out of memory", "weird server reply", "unsupported protocol version"], .badServerResponse),
+            (["content unencoding", "content decoding"], .cannotDecodeContentData),
+            (["ssl", "tls", "openssl"], .secureConnectionFailed),
+        ]
+        let generic: Set<URLError.Code> = [.unknown, .badServerResponse, .unsupportedURL]
+        guard generic.contains(error.code),
+              let rule = rules.first(where: { rule in rule.markers.contains(where: text.contains) }),
+              rule.code != error.code else { return error }
         var userInfo = error.userInfo
         userInfo[NSUnderlyingErrorKey] = error as NSError
-        return URLError(.networkConnectionLost, userInfo: userInfo)
+        return URLError(rule.code, userInfo: userInfo)
     }
+
+    /// A TLS certificate failure as ``ConveyorError/serverTrustFailed(host:reason:)``. Apple
+    /// platforms report them with `serverCertificate*` codes; corelibs on Linux with code -1
+    /// (or `secureConnectionFailed`) and libcurl's text ("SSL certificate problem: …",
+    /// "SSL: no alternative certificate subject name matches …").
+    static func serverTrustFailure(_ error: URLError, request: URLRequest) -> ConveyorError? {
+        let host = error.failingURL?.host ?? request.url?.host ?? "the server"
+        let trustCodes: Set<URLError.Code> = [
+            .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
+            .serverCertificateHasUnknownRoot,
+        ]
+        if trustCodes.contains(error.code) { return .serverTrustFailed(host: host, reason: error.localizedDescription) }
+        guard error.code == .unknown || error.code == .secureConnectionFailed else { return nil }
+        let text = error.localizedDescription
+        let lowered = text.lowercased()
+        let markers = ["certificate problem", "certificate verify failed", "subject name", "certificate has expired",
+                       "self-signed certificate", "self signed certificate", "unable to get local issuer", "peer certificate"]
+        return markers.contains(where: lowered.contains) ? .serverTrustFailed(host: host, reason: text) : nil
+    }
+
+    /// The first header whose name is not an HTTP token or whose value holds CR, LF or NUL.
+    static func invalidHeaderName(in request: URLRequest) -> String? {
+        for (name, value) in request.allHTTPHeaderFields ?? [:] {
+            let badName = name.isEmpty || name.unicodeScalars.contains { !Self.tokenCharacters.contains($0) }
+            let badValue = value.unicodeScalars.contains { $0 == "\r" || $0 == "\n" || $0 == "\u{0}" }
+            if badName || badValue { return name }
+        }
+        return nil
+    }
+
+    /// RFC 9110 §5.6.2 `tchar`.
+    private static let tokenCharacters = CharacterSet(charactersIn: "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
     // MARK: - Ranges and progress
 

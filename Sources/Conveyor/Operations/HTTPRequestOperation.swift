@@ -185,6 +185,20 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
         set { mutableState.withLock { $0.redirectPolicy = newValue } }
     }
 
+    /// The default of ``maximumResponseSize``: 100 MB.
+    public static let defaultMaximumResponseSize: Int64 = 100_000_000
+
+    /// The most bytes a response body kept in memory may have; nil for no limit. A larger
+    /// announced `Content-Length` fails with ``ConveyorError/responseTooLarge(limit:response:)``
+    /// before the body is read; a body that grows past it while arriving (chunked, or
+    /// decompressed from a small gzip) fails as soon as it does. Bodies written to a file
+    /// (``FileDownloadOperation``) are not limited. Default: the client's
+    /// ``HTTPClient/Configuration/maximumResponseSize``, or 100 MB.
+    public var maximumResponseSize: Int64? {
+        get { mutableState.withLock { $0.maximumResponseSize } }
+        set { mutableState.withLock { $0.maximumResponseSize = newValue } }
+    }
+
     /// The HTTP cache the operation reads and writes. Default: the client's
     /// ``HTTPClient/Configuration/cache``, or nil (no caching) for an operation created directly.
     public var cache: HTTPCache? {

@@ -1,0 +1,95 @@
+import Conveyor
+import ConveyorTesting
+import Foundation
+import Testing
+
+/// Faults on the caller's side of a transfer: the disk and the files.
+@Suite("Fault injection: disks and files")
+struct DownloadFaultTests {
+    /// How many cases this suite adds to the fault-injection count.
+    static let count = 4
+
+    func client(_ server: LocalHTTPServer, scratch: URL) -> HTTPClient {
+        var configuration = HTTPClient.Configuration.default
+        configuration.temporaryDirectory = scratch
+        configuration.cache = nil
+        configuration.monitorsReachability = false
+        return HTTPClient(baseURL: server.baseURL, configuration: configuration)
+    }
+
+    func scratchDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-disk-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test("A download onto a full disk fails with writeFailed and leaves no partial file")
+    func fullDisk() async throws {
+        let disk = try SmallDisk(kilobytes: 512)
+        defer { withExtendedLifetime(disk) {} }
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        await #expect {
+            try await client(server, scratch: scratch).download("bytes/2000000", to: .directory(disk.url))
+        } throws: { error in
+            if case .downloadFailed(.writeFailed) = error as? ConveyorError { true } else { false }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.url.path).isEmpty)
+    }
+
+    @Test("A download into a read-only file system fails with cannotCreateFile")
+    func readOnlyDisk() async throws {
+        let disk = try SmallDisk(kilobytes: 512, readOnly: true)
+        defer { withExtendedLifetime(disk) {} }
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        await #expect {
+            try await client(server, scratch: scratch).download("bytes/1000", to: .directory(disk.url))
+        } throws: { error in
+            if case .downloadFailed(.cannotCreateFile) = error as? ConveyorError { true } else { false }
+        }
+    }
+
+    @Test("An existing destination is kept unless removePreviousFile is set")
+    func existingDestination() async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let target = scratch.appendingPathComponent("kept.bin")
+        try Data("mine".utf8).write(to: target)
+        await #expect {
+            try await client(server, scratch: scratch).download("bytes/100", to: .file(target), options: [])
+        } throws: { error in
+            if case .downloadFailed(.destinationExists) = error as? ConveyorError { true } else { false }
+        }
+        #expect(try Data(contentsOf: target) == Data("mine".utf8))
+    }
+
+    @Test("A multipart source file deleted after the request was built: the body was already taken, nothing is lost")
+    func sourceFileDisappears() async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        server.maximumStoredBodySize = 8 << 20
+        let scratch = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let source = scratch.appendingPathComponent("vanishing.bin")
+        try Data(repeating: 7, count: 3_000_000).write(to: source)
+        var configuration = HTTPClient.Configuration.default
+        configuration.multipartMemoryThreshold = 1_000_000  // streamed through a body file
+        configuration.temporaryDirectory = scratch
+        configuration.cache = nil
+        let client = HTTPClient(baseURL: server.baseURL, configuration: configuration)
+        let request = try client.multipartRequest(path: "upload-target") { try $0.append(fileURL: source, name: "file") }
+        try FileManager.default.removeItem(at: source)
+        server.route("/upload-target") { request in .text("\(request.bodyLength)") }
+        let response = try await client.response(for: request, serializer: DataResponseSerializer())
+        #expect(Int(String(decoding: response.data, as: UTF8.self)) == Int(request.value(forHTTPHeaderField: "Content-Length") ?? ""))
+        #expect(await client.waitUntilAllOperationsAreFinished(timeout: 10))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty, "the body file was not removed")
+    }
+}
