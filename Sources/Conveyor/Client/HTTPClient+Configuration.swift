@@ -32,6 +32,13 @@ extension HTTPClient {
         /// turned off. Default `.default`.
         public var sessionConfiguration: URLSessionConfiguration = .default
 
+        /// Accept any TLS certificate — self-signed, expired, for another host. **Development
+        /// only**: it removes the protection TLS exists for. Default false, and no other setting
+        /// turns validation off. Honoured on Apple platforms (the server-trust challenge is
+        /// answered with the presented trust); corelibs URLSession on Linux has no such
+        /// challenge and no way to disable validation, so there certificates are always
+        /// validated and failures arrive as ``ConveyorError/serverTrustFailed(host:reason:)``.
+        public var allowsInvalidCertificates = false
         /// The most bytes a response body kept in memory may have (see
         /// ``HTTPRequestOperation/maximumResponseSize``); nil for no limit. Default 100 MB.
         public var maximumResponseSize: Int64? = HTTPRequestOperation.defaultMaximumResponseSize

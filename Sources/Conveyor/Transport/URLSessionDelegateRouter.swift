@@ -12,6 +12,13 @@ import FoundationNetworking
 final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked: the only mutable state is `delegates`, behind one Mutex.
     private let delegates = Mutex<[Int: any TransportTaskDelegate]>([:])
+    /// Whether server trust challenges are accepted whatever the certificate (Apple platforms).
+    let allowsInvalidCertificates: Bool
+
+    init(allowsInvalidCertificates: Bool) {
+        self.allowsInvalidCertificates = allowsInvalidCertificates
+        super.init()
+    }
 
     func register(_ delegate: any TransportTaskDelegate, for task: URLSessionTask) {
         delegates.withLock { $0[task.taskIdentifier] = delegate }
@@ -60,8 +67,13 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, @uncheck
     ) {
         #if canImport(Darwin)
         if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust {
-            // Certificate validation stays the system's (only Apple platforms ask this).
-            completionHandler(.performDefaultHandling, nil)
+            // Certificate validation stays the system's (only Apple platforms ask this), unless
+            // the client explicitly opted out for development.
+            if allowsInvalidCertificates, let trust = challenge.protectionSpace.serverTrust {
+                completionHandler(.useCredential, URLCredential(trust: trust))
+            } else {
+                completionHandler(.performDefaultHandling, nil)
+            }
             return
         }
         #endif

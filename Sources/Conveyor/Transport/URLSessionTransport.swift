@@ -17,13 +17,17 @@ final class URLSessionTransport: Transport {
     let session: URLSession
     private let router: URLSessionDelegateRouter
 
-    /// - Parameter configuration: Copied; its `urlCache` is turned off because URLSession on
-    ///   Linux never writes to it and ignores the query when reading it.
-    init(configuration: URLSessionConfiguration) {
+    /// - Parameters:
+    ///   - configuration: Copied; its `urlCache` is turned off because URLSession on Linux
+    ///     never writes to it and ignores the query when reading it.
+    ///   - allowsInvalidCertificates: Accept any server certificate (Apple platforms only:
+    ///     corelibs URLSession on Linux asks no server-trust question and cannot turn
+    ///     validation off).
+    init(configuration: URLSessionConfiguration, allowsInvalidCertificates: Bool = false) {
         let configuration = configuration.copy() as! URLSessionConfiguration
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        router = URLSessionDelegateRouter()
+        router = URLSessionDelegateRouter(allowsInvalidCertificates: allowsInvalidCertificates)
         let delegateQueue = OperationQueue()
         delegateQueue.name = "org.conveyor.urlsession-delegate"
         // Serial, so the events of one task arrive in order.

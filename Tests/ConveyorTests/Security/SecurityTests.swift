@@ -1,0 +1,90 @@
+import Conveyor
+import ConveyorTesting
+import Foundation
+import Testing
+
+@Suite("Security: TLS validation, redaction, header injection")
+struct SecurityTests {
+    @Test("A self-signed certificate is refused by default with serverTrustFailed naming the host")
+    func selfSignedRefused() async throws {
+        let tls = try TLSTestServer()
+        var configuration = HTTPClient.Configuration.default
+        configuration.cache = nil
+        configuration.monitorsReachability = false
+        let client = HTTPClient(baseURL: tls.baseURL, configuration: configuration)
+        await #expect {
+            try await client.get("anything")
+        } throws: { error in
+            guard case let .serverTrustFailed(host, reason) = error as? ConveyorError else { return false }
+            return host == "127.0.0.1" && reason.lowercased().contains("certificate")
+        }
+        #expect(!HTTPClient.Configuration.default.allowsInvalidCertificates)
+        withExtendedLifetime(tls) {}
+    }
+
+    @Test("Error descriptions never contain the Authorization value, even when the body echoes it")
+    func errorsRedactCredentials() async throws {
+        try await withServer { server, client in
+            server.route("/echo-denied") { request in
+                .json(["headers": ["Authorization": request.headers["Authorization"] ?? ""], "token": "tok-123"], status: 403)
+            }
+            client.setAuthorizationHeader(token: "s3cr3t-bearer")
+            do {
+                _ = try await client.get("echo-denied", parameters: ["access_token": "q-s3cr3t"])
+                Issue.record("a 403 succeeded")
+            } catch let error as ConveyorError {
+                let text = "\(error) \(error.localizedDescription)"
+                #expect(error.statusCode == 403)
+                #expect(!text.contains("s3cr3t-bearer") && !text.contains("q-s3cr3t") && !text.contains("tok-123"), "\(text)")
+            }
+        }
+    }
+
+    @Test("A URL with user:password has the password redacted in error descriptions")
+    func errorsRedactURLPasswords() async throws {
+        try await withServer { server, _ in
+            var components = URLComponents(url: server.baseURL.appendingPathComponent("status/500"), resolvingAgainstBaseURL: false)!
+            components.user = "ada"
+            components.password = "pa55word"
+            let client = HTTPClient(baseURL: server.baseURL)
+            let operation = client.operation(with: URLRequest(url: components.url!), success: nil, failure: nil)
+            let probe = CompletionProbe()
+            probe.attach(to: operation)
+            client.enqueue(operation)
+            let error = try #require(await probe.outcome().error)
+            #expect(!"\(error)".contains("pa55word"), "\(error)")
+        }
+    }
+
+    @Test("Default headers with CR/LF are refused at send time; the server never sees an injected header")
+    func headerInjection() async throws {
+        try await withServer { server, client in
+            client.setDefaultHeader("X-Trace", value: "1\r\nX-Admin: true")
+            await #expect {
+                try await client.get("headers")
+            } throws: { error in
+                if case .invalidHeader("X-Trace") = error as? ConveyorError { true } else { false }
+            }
+            #expect(server.receivedRequests.allSatisfy { $0.headers["X-Admin"] == nil })
+            #expect(server.receivedRequests.isEmpty)
+        }
+    }
+
+    @Test("Multipart names and file names with quotes and CR/LF are escaped, not injected")
+    func multipartEscaping() async throws {
+        try await withServer { server, client in
+            let request = try client.multipartRequest(path: "post") { form in
+                form.append(data: Data("x".utf8), name: "a\"\r\nContent-Type: evil", fileName: "f\"\r\n.txt", mimeType: "text/plain")
+            }
+            server.route("/post") { request in
+                let parts = (try? request.multipartParts()) ?? []
+                return .json(["parts": parts.count, "headers": parts.first.map { $0.headers.count } ?? -1,
+                              "name": parts.first?.name ?? "", "file": parts.first?.fileName ?? ""])
+            }
+            let echo = try await client.response(for: request, serializer: DataResponseSerializer()).data.jsonObject
+            #expect(echo["parts"] as? Int == 1 && echo["headers"] as? Int == 2)
+            #expect(echo["name"] as? String == "a%22%0D%0AContent-Type: evil")
+            #expect(echo["file"] as? String == "f%22%0D%0A.txt")
+        }
+    }
+}
