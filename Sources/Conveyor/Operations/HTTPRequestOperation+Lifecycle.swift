@@ -43,10 +43,17 @@ extension HTTPRequestOperation {
     /// Runs `cancel()` after `Operation` recorded it.
     func finishIfCancelledWhileExecuting() {
         // A ready operation finishes when its queue starts it (a cancelled operation is ready
-        // at once); an executing or paused one finishes now, so the caller is never kept
-        // waiting on the transport.
-        if mutableState.withLock({ $0.state == .executing || $0.state == .paused }) {
+        // at once); an executing one — or a paused one its queue has started — finishes now,
+        // so the caller is never kept waiting on the transport. A paused operation the queue
+        // has not started goes back to ready: telling the queue "finished" about an operation
+        // it has not started corrupts corelibs' OperationQueue (a crash in `_schedule()`).
+        let (state, started) = mutableState.withLock { ($0.state, $0.started) }
+        if state == .executing || (state == .paused && started) {
             finish(.failure(.cancelled(reason: cancellationReason)))
+        } else if state == .paused {
+            transition(from: [.paused], to: .ready)
+            // The queue may have started it meanwhile, finding it paused: finish it here then.
+            if mutableState.withLock({ $0.started }) { finish(.failure(.cancelled(reason: cancellationReason))) }
         }
     }
 

@@ -129,15 +129,17 @@ extension HTTPRequestOperation {
     /// - Returns: Whether the transition happened.
     @discardableResult
     func transition(from allowed: Set<State>? = nil, to next: State) -> Bool {
-        let current = mutableState.withLock { $0.state }
-        guard current.canTransition(to: next), allowed?.contains(current) ?? true else { return false }
-        var keys: [String] = []
-        if current == .executing || next == .executing { keys.append("isExecuting") }
-        if next == .finished { keys.append("isFinished") }
-        keys.forEach { willChangeValue(forKey: $0) }
-        mutableState.withLock { $0.state = next }
-        keys.reversed().forEach { didChangeValue(forKey: $0) }
-        return true
+        transitionLock.withLock { _ in
+            let current = mutableState.withLock { $0.state }
+            guard current.canTransition(to: next), allowed?.contains(current) ?? true else { return false }
+            var keys: [String] = []
+            if current == .executing || next == .executing { keys.append("isExecuting") }
+            if next == .finished { keys.append("isFinished") }
+            keys.forEach { willChangeValue(forKey: $0) }
+            mutableState.withLock { $0.state = next }
+            keys.reversed().forEach { didChangeValue(forKey: $0) }
+            return true
+        }
     }
 
     /// Ends the operation with `result`. The first call wins; later ones (a transport

@@ -30,6 +30,12 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     public let request: URLRequest
 
     let mutableState: Mutex<MutableState>
+    /// Serializes lifecycle transitions with their KVO notifications (check, willChange, set,
+    /// didChange as one step). It guards no state — that is `mutableState` — but two threads
+    /// racing (a cancel finishing a paused operation while another resumes it) must not
+    /// interleave, or the queue hears "finished" for an operation left ready. Found by the
+    /// stress test: corelibs' OperationQueue crashed in `_schedule()`.
+    let transitionLock = Mutex(())
 
     /// Creates an operation for `request`; it does nothing until started or enqueued.
     /// - Parameter request: The request to send.
