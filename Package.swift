@@ -11,8 +11,10 @@ let package = Package(
         .executable(name: "conveyor-bench", targets: ["ConveyorBench"]),
     ],
     targets: [
-        .target(name: "Conveyor"),
-        .target(name: "ConveyorTesting", dependencies: ["Conveyor"]),
+        // Synchronization.Mutex made visible to ThreadSanitizer; not a product.
+        .target(name: "ConveyorLocking"),
+        .target(name: "Conveyor", dependencies: ["ConveyorLocking"]),
+        .target(name: "ConveyorTesting", dependencies: ["Conveyor", "ConveyorLocking"]),
         .executableTarget(
             name: "ConveyorDemo",
             dependencies: ["Conveyor", "ConveyorTesting"],
@@ -31,7 +33,7 @@ let package = Package(
         .executableTarget(name: "ConveyorTestHelper", dependencies: ["Conveyor", "ConveyorTesting"], path: "Tests/TestHelper"),
         .testTarget(
             name: "ConveyorTests",
-            dependencies: ["Conveyor", "ConveyorTesting", "ConveyorTestHelper", "ConveyorTestSupport", "HTTPBinAPIExample", "FileTransferExample"]
+            dependencies: ["Conveyor", "ConveyorLocking", "ConveyorTesting", "ConveyorTestHelper", "ConveyorTestSupport", "HTTPBinAPIExample", "FileTransferExample"]
         ),
         .testTarget(name: "ConformanceTests", dependencies: ["Conveyor", "ConveyorTesting", "ConveyorTestSupport", "HTTPBinAPIExample"]),
     ],

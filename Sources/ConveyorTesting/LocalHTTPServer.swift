@@ -1,6 +1,6 @@
 import Conveyor
 import Foundation
-import Synchronization
+import ConveyorLocking
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -37,7 +37,7 @@ public final class LocalHTTPServer: @unchecked Sendable {
         var acceptThreadDone: DispatchSemaphore?
         var maximumStoredBodySize = 256 << 20
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private let stopSignal = NSCondition()
 
     /// Creates a stopped server; call ``start()``.
@@ -328,5 +328,5 @@ public final class LocalHTTPServer: @unchecked Sendable {
             return text
         }
     }
-    private static let dateCache = Mutex<(second: Int, text: String)>((-1, ""))
+    private static let dateCache = Lock<(second: Int, text: String)>((-1, ""))
 }

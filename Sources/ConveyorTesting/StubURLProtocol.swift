@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -28,8 +28,8 @@ open class StubURLProtocol: URLProtocol {
         case failure(URLError)
     }
 
-    private static let registry = Mutex<[(matches: @Sendable (URLRequest) -> Bool, stub: Stub)]>([])
-    private static let served = Mutex<[URLRequest]>([])
+    private static let registry = Lock<[(matches: @Sendable (URLRequest) -> Bool, stub: Stub)]>([])
+    private static let served = Lock<[URLRequest]>([])
 
     /// Answers requests for exactly `url` (query included) with `stub`; newer stubs win.
     /// - Parameters:

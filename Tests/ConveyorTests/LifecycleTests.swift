@@ -1,7 +1,7 @@
 import Conveyor
 import ConveyorTesting
 import Foundation
-import Synchronization
+import ConveyorLocking
 import Testing
 
 @Suite("Cancellation, batches, timeouts, redirect and challenge handlers")
@@ -42,14 +42,14 @@ struct LifecycleTests {
     @Test("A batch of 10 with 2 failures: 10 progress calls after the completions, then one completion")
     func batch() async throws {
         try await withServer { _, client in
-            let events = Mutex<[String]>([])
+            let events = Lock<[String]>([])
             let operations = (0..<10).map { index in
                 client.operation(with: try! client.request(method: .get, path: index == 3 || index == 7 ? "status/500" : "get"),
                                  success: { _, _ in events.withLock { $0.append("done \(index)") } },
                                  failure: { _, _ in events.withLock { $0.append("done \(index)") } })
             }
             let overall = await withCheckedContinuation { (continuation: CheckedContinuation<Progress, Never>) in
-                let box = Mutex<Progress?>(nil)
+                let box = Lock<Progress?>(nil)
                 let progress = client.enqueueBatch(operations, progress: { finished, total in
                     events.withLock { $0.append("progress \(finished)/\(total)") }
                 }, completion: { all in

@@ -1,7 +1,7 @@
 import Conveyor
 import ConveyorTesting
 import Foundation
-import Synchronization
+import ConveyorLocking
 import Testing
 
 @Suite("Multipart bodies, in memory and streamed from disk")
@@ -202,7 +202,7 @@ struct MultipartTests {
 
 /// The last (total, expected) pair a progress block reported.
 final class LastValue: Sendable {
-    private let storage = Mutex((Int64(-1), Int64(-1)))
+    private let storage = Lock((Int64(-1), Int64(-1)))
     func set(_ total: Int64, _ expected: Int64) { storage.withLock { $0 = (total, expected) } }
     var value: (Int64, Int64) { storage.withLock { $0 } }
 }

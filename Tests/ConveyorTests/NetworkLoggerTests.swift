@@ -1,7 +1,7 @@
 import Conveyor
 import ConveyorTesting
 import Foundation
-import Synchronization
+import ConveyorLocking
 import Testing
 
 @Suite("NetworkLogger")
@@ -9,7 +9,7 @@ struct NetworkLoggerTests {
     /// Collects entries; the logger's clock is frozen so durations read `0.000 s`.
     final class Capture: Sendable {
         final class Entries: Sendable {
-            let storage = Mutex<[String]>([])
+            let storage = Lock<[String]>([])
         }
         private let entries = Entries()
         let logger: NetworkLogger

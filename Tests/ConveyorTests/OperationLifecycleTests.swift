@@ -1,7 +1,7 @@
 import Conveyor
 import ConveyorTesting
 import Foundation
-import Synchronization
+import ConveyorLocking
 import Testing
 
 @Suite("HTTPRequestOperation lifecycle")
@@ -46,7 +46,7 @@ struct OperationLifecycleTests {
             let held = HeldRoute(server, body: "too late")
             defer { held.release() }
             let probe = CompletionProbe()
-            let finishedAt = Mutex<ContinuousClock.Instant?>(nil)
+            let finishedAt = Lock<ContinuousClock.Instant?>(nil)
             let operation = client.get("hold", success: probe.success, failure: { operation, error in
                 finishedAt.withLock { $0 = .now }
                 probe.failure(operation, error)

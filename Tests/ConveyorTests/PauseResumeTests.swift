@@ -1,7 +1,7 @@
 import Conveyor
 import ConveyorTesting
 import Foundation
-import Synchronization
+import ConveyorLocking
 import Testing
 
 @Suite("Pause and resume continue with Range")
@@ -78,7 +78,7 @@ struct PauseResumeTests {
         try await withServer { server, client in
             let gate = DispatchSemaphore(value: 0)
             defer { gate.signal() }
-            let version = Mutex(1)
+            let version = Lock(1)
             let changed = Data(Self.body.reversed())
             Self.route(server, etag: { "\"v\(version.withLock { $0 })\"" }, body: { version.withLock { $0 } == 1 ? Self.body : changed }, gate: gate)
             let operation = FileDownloadOperation(request: try client.request(method: .get, path: "resource"), destination: .directory(directory),

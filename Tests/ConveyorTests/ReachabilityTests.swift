@@ -1,12 +1,12 @@
 import Conveyor
 import ConveyorTesting
 import Foundation
-import Synchronization
+import ConveyorLocking
 import Testing
 
 /// A probe whose answer the test sets, and an event source the test fires.
 final class ScriptedReachability: ReachabilityProbe, ReachabilityEventSource, Sendable {
-    private let state = Mutex<(status: NetworkReachabilityManager.Status, handlers: [UUID: @Sendable () -> Void])>((.notReachable, [:]))
+    private let state = Lock<(status: NetworkReachabilityManager.Status, handlers: [UUID: @Sendable () -> Void])>((.notReachable, [:]))
 
     func status(for target: NetworkReachabilityManager.Target) -> NetworkReachabilityManager.Status { state.withLock { $0.status } }
 
@@ -45,7 +45,7 @@ struct ReachabilityTests {
         let scripted = ScriptedReachability()
         let manager = NetworkReachabilityManager(target: .host("example.com"), probe: scripted, events: scripted)
         let statuses = Statuses()
-        let notified = Mutex<[NetworkReachabilityManager.Status]>([])
+        let notified = Lock<[NetworkReachabilityManager.Status]>([])
         let observer = NotificationCenter.default.addObserver(forName: .conveyorReachabilityDidChange, object: manager, queue: nil) { note in
             if let status = note.userInfo?["status"] as? NetworkReachabilityManager.Status { notified.withLock { $0.append(status) } }
         }
@@ -129,7 +129,7 @@ struct ReachabilityTests {
 struct ActivityIndicatorTests {
     /// A clock the test advances by hand.
     final class ManualScheduler: NetworkActivityIndicatorManager.Scheduler, Sendable {
-        private let state = Mutex<(now: TimeInterval, work: [(id: Int, at: TimeInterval, run: @Sendable () -> Void)], next: Int)>((0, [], 0))
+        private let state = Lock<(now: TimeInterval, work: [(id: Int, at: TimeInterval, run: @Sendable () -> Void)], next: Int)>((0, [], 0))
 
         func schedule(after delay: TimeInterval, _ work: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
             let id = state.withLock { state -> Int in
@@ -156,7 +156,7 @@ struct ActivityIndicatorTests {
         let scheduler = ManualScheduler()
         let queue = DispatchQueue(label: "test.activity")
         let manager = NetworkActivityIndicatorManager(queue: queue, scheduler: scheduler)
-        let changes = Mutex<[Bool]>([])
+        let changes = Lock<[Bool]>([])
         manager.visibilityChangeHandler = { visible in changes.withLock { $0.append(visible) } }
         for _ in 0..<5 { manager.incrementActivityCount() }
         scheduler.advance(by: 0.9)

@@ -1,7 +1,7 @@
 import Conveyor
 import ConveyorTesting
 import Foundation
-import Synchronization
+import ConveyorLocking
 import Testing
 
 @Suite("Retry policies")
@@ -13,7 +13,7 @@ struct RetryTests {
 
     /// Answers the statuses in order, then 200.
     static func sequence(_ server: LocalHTTPServer, path: String, statuses: [Int], headers: HTTPHeaders = [:]) {
-        let count = Mutex(0)
+        let count = Lock(0)
         server.route(path) { _ in
             let index = count.withLock { value -> Int in
                 defer { value += 1 }

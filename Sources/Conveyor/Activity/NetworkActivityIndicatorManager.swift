@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 
 /// Counts running operations and says when a network activity indicator should show
 /// (AFNetworking's `AFNetworkActivityIndicatorManager`).
@@ -54,7 +54,7 @@ public final class NetworkActivityIndicatorManager: @unchecked Sendable {
         /// Operations counted at start, so exactly those are uncounted at finish.
         var counted: Set<ObjectIdentifier> = []
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private let scheduler: any Scheduler
     private let queue: DispatchQueue
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 
 /// A thread-safe least-recently-used cache with cost and count limits and optional expiry.
 ///
@@ -52,7 +52,7 @@ public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
         }
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
     private let defaultTTL: TimeInterval?
     private let clock: @Sendable () -> TimeInterval
 
@@ -66,7 +66,7 @@ public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
         costLimit: Int = .max, countLimit: Int = .max, ttl: TimeInterval? = nil,
         clock: (@Sendable () -> TimeInterval)? = nil
     ) {
-        state = Mutex(State(costLimit: costLimit, countLimit: countLimit))
+        state = Lock(State(costLimit: costLimit, countLimit: countLimit))
         defaultTTL = ttl
         self.clock = clock ?? { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
     }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -21,8 +21,8 @@ extension Notification.Name {
 /// On the first signal every client is drained (``HTTPClient/drain(deadline:queued:)``), then
 /// the process exits with status 0; a second signal exits at once with 128 + the signal number.
 public enum GracefulShutdown {
-    private static let installed = Mutex<[UncheckedSendableBox<any DispatchSourceSignal>]>([])
-    private static let signalled = Mutex(false)
+    private static let installed = Lock<[UncheckedSendableBox<any DispatchSourceSignal>]>([])
+    private static let signalled = Lock(false)
 
     /// Installs the signal handling. Calling it again replaces the previous installation.
     /// - Parameters:

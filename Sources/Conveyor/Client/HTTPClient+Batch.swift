@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -32,7 +32,7 @@ extension HTTPClient {
             queue.async { completion?([]) }
             return overall
         }
-        let finished = Mutex(0)
+        let finished = Lock(0)
         let total = operations.count
         let all = UncheckedSendableBox(value: operations)
         let report: @Sendable () -> Void = {

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -79,7 +79,7 @@ extension HTTPClient {
     static func watchFinishes(
         of operations: [HTTPRequestOperation], onAllFinished: @escaping @Sendable () -> Void
     ) -> (finished: Bool, stop: () -> Void) {
-        let remaining = Mutex(Set(operations.map(ObjectIdentifier.init)))
+        let remaining = Lock(Set(operations.map(ObjectIdentifier.init)))
         let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationDidFinish, object: nil, queue: nil) { note in
             guard let operation = note.object as? HTTPRequestOperation else { return }
             if remaining.withLock({ $0.remove(ObjectIdentifier(operation)) != nil && $0.isEmpty }) { onAllFinished() }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 
 extension HTTPClient {
     /// The reachability of the client's base URL host; `.unknown` when monitoring is off
@@ -48,7 +48,7 @@ extension HTTPClient {
 
 /// The last status a handler was given.
 private final class LastStatus: Sendable {
-    private let status = Mutex<NetworkReachabilityManager.Status?>(nil)
+    private let status = Lock<NetworkReachabilityManager.Status?>(nil)
 
     /// Records `new`; returns whether it differs from the previous one.
     func replace(with new: NetworkReachabilityManager.Status) -> Bool {

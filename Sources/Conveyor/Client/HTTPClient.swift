@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -35,7 +35,7 @@ open class HTTPClient: @unchecked Sendable {
     public let operationQueue: OperationQueue
 
     let transport: any Transport
-    let mutableState: Mutex<MutableState>
+    let mutableState: Lock<MutableState>
     /// Watches the base URL host; nil when ``Configuration/monitorsReachability`` is off.
     let reachability: NetworkReachabilityManager?
 
@@ -60,7 +60,7 @@ open class HTTPClient: @unchecked Sendable {
         operationQueue.maxConcurrentOperationCount = configuration.maximumConcurrentOperations
         self.transport = URLSessionTransport(
             configuration: configuration.sessionConfiguration, allowsInvalidCertificates: configuration.allowsInvalidCertificates)
-        self.mutableState = Mutex(MutableState(defaultHeaders: DefaultHeaderValues.make()))
+        self.mutableState = Lock(MutableState(defaultHeaders: DefaultHeaderValues.make()))
         self.reachability = Self.startReachability(for: self.baseURL, configuration: configuration, queue: operationQueue)
     }
 

@@ -1,4 +1,4 @@
-import Synchronization
+import ConveyorLocking
 
 /// Connects an awaiting Task's cancellation to the operation it waits for, whichever of the
 /// two (the operation being created, the Task being cancelled) happens first.
@@ -7,7 +7,7 @@ final class OperationCancellationBox: Sendable {
         var operation: HTTPRequestOperation?
         var cancelled = false
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     func set(_ operation: HTTPRequestOperation) {
         let cancelled = state.withLock { state -> Bool in

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -22,7 +22,7 @@ final class UploadBodyFiles: Sendable {
         let uploadsFromFile: Bool
     }
 
-    private let entries = Mutex<[ObjectIdentifier: (stream: UncheckedSendableBox<InputStream>, entry: Entry)]>([:])
+    private let entries = Lock<[ObjectIdentifier: (stream: UncheckedSendableBox<InputStream>, entry: Entry)]>([:])
 
     func register(_ stream: InputStream, file: URL, isTemporary: Bool, uploadsFromFile: Bool = true) {
         // The stream itself is kept so its identifier cannot be reused while registered.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 #if canImport(os)
 import os
 #endif
@@ -48,7 +48,7 @@ public final class FileLogSink: LogSink {
     /// How many rotated files are kept.
     public let maximumFiles: Int
     /// The open handle and the file's size, together behind one Mutex.
-    private let state: Mutex<(handle: UncheckedSendableBox<FileHandle>?, size: Int)>
+    private let state: Lock<(handle: UncheckedSendableBox<FileHandle>?, size: Int)>
 
     /// Creates the sink; the file and its directory are created when missing.
     /// - Parameters:
@@ -59,7 +59,7 @@ public final class FileLogSink: LogSink {
         self.url = url
         self.maximumBytes = maximumBytes
         self.maximumFiles = maximumFiles
-        state = Mutex((nil, 0))
+        state = Lock((nil, 0))
     }
 
     /// Appends the entry, rotating first when the file is full. Failures are dropped: a logger

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -63,7 +63,7 @@ public final class NetworkLogger: @unchecked Sendable {
         /// Start times by operation, for durations.
         var started: [ObjectIdentifier: (start: TimeInterval, attemptStart: TimeInterval)] = [:]
     }
-    let state = Mutex(State())
+    let state = Lock(State())
     private let queue = DispatchQueue(label: "org.conveyor.logger")
     private let clock: @Sendable () -> TimeInterval
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -43,12 +43,12 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
         var options: Options
         var target: URL?
     }
-    private let settings: Mutex<Settings>
+    private let settings: Lock<Settings>
 
     /// Creates a download into the temporary directory, replacing a previous file of the same name.
     /// - Parameter request: The request.
     public required init(request: URLRequest) {
-        settings = Mutex(Settings(destination: .directory(FileManager.default.temporaryDirectory), options: [.removePreviousFile]))
+        settings = Lock(Settings(destination: .directory(FileManager.default.temporaryDirectory), options: [.removePreviousFile]))
         super.init(request: request)
         acceptableContentTypes = ["*/*"]
     }

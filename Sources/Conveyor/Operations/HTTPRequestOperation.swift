@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -29,19 +29,19 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// The request the operation was created with.
     public let request: URLRequest
 
-    let mutableState: Mutex<MutableState>
+    let mutableState: Lock<MutableState>
     /// Serializes lifecycle transitions with their KVO notifications (check, willChange, set,
     /// didChange as one step). It guards no state — that is `mutableState` — but two threads
     /// racing (a cancel finishing a paused operation while another resumes it) must not
     /// interleave, or the queue hears "finished" for an operation left ready. Found by the
     /// stress test: corelibs' OperationQueue crashed in `_schedule()`.
-    let transitionLock = Mutex(())
+    let transitionLock = Lock(())
 
     /// Creates an operation for `request`; it does nothing until started or enqueued.
     /// - Parameter request: The request to send.
     public required init(request: URLRequest) {
         self.request = request
-        self.mutableState = Mutex(MutableState(currentRequest: request))
+        self.mutableState = Lock(MutableState(currentRequest: request))
         super.init()
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 
 /// A file that response body chunks are appended to as they arrive, so a download never
 /// accumulates in memory.
@@ -12,7 +12,7 @@ final class ResponseBodyFile: Sendable {
     }
     // Only the transport's serial delegate queue writes; the Mutex makes the hand-over to the
     // processing queue (which closes the file) explicit.
-    private let state: Mutex<State>
+    private let state: Lock<State>
 
     /// Creates (or truncates) the file, or opens it for appending.
     /// - Parameters:
@@ -29,7 +29,7 @@ final class ResponseBodyFile: Sendable {
         do {
             let handle = try FileHandle(forWritingTo: url)
             let end = appending ? try handle.seekToEnd() : 0
-            state = Mutex(State(handle: UncheckedSendableBox(value: handle), bytesWritten: Int64(end)))
+            state = Lock(State(handle: UncheckedSendableBox(value: handle), bytesWritten: Int64(end)))
         } catch {
             throw ConveyorError.downloadFailed(reason: .cannotCreateFile(url, error))
         }

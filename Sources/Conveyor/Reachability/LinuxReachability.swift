@@ -1,7 +1,7 @@
 #if os(Linux)
 import Foundation
 import Glibc
-import Synchronization
+import ConveyorLocking
 
 /// Glibc declares neither `sockaddr_nl` nor the `RTMGRP_*` groups (both live in
 /// `<linux/netlink.h>` / `<linux/rtnetlink.h>`); these mirror the kernel's definitions.
@@ -33,7 +33,7 @@ final class NetlinkEvents: ReachabilityEventSource, @unchecked Sendable {
         var usesNetlink = false
         var pollTimer: UncheckedSendableBox<any DispatchSourceTimer>?
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
     let pollingInterval: TimeInterval
 
     init(pollingInterval: TimeInterval) { self.pollingInterval = pollingInterval }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 
 extension Notification.Name {
     /// Posted on a reachability manager's queue when its status changes; `object` is the
@@ -74,7 +74,7 @@ public final class NetworkReachabilityManager: @unchecked Sendable {
         var onChange: (@Sendable (Status) -> Void)?
         var subscription: UUID?
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
     /// Evaluations run here, serially, off the caller's thread (host names are resolved).
     private let evaluationQueue = DispatchQueue(label: "org.conveyor.reachability")
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 #if canImport(Network)
 import Network
 #endif
@@ -43,7 +43,7 @@ final class PathMonitorReachability: ReachabilityProbe, ReachabilityEventSource,
     static let shared = PathMonitorReachability()
 
     private let monitor = NWPathMonitor()
-    private let state = Mutex<(status: NetworkReachabilityManager.Status, subscribers: [UUID: @Sendable () -> Void])>((.unknown, [:]))
+    private let state = Lock<(status: NetworkReachabilityManager.Status, subscribers: [UUID: @Sendable () -> Void])>((.unknown, [:]))
 
     private init() {
         monitor.pathUpdateHandler = { [weak self] path in

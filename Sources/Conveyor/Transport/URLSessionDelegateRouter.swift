@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -11,7 +11,7 @@ import FoundationNetworking
 /// corelibs Foundation does not find methods that live in extensions or superclasses.
 final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked: the only mutable state is `delegates`, behind one Mutex.
-    private let delegates = Mutex<[Int: any TransportTaskDelegate]>([:])
+    private let delegates = Lock<[Int: any TransportTaskDelegate]>([:])
     /// Whether server trust challenges are accepted whatever the certificate (Apple platforms).
     let allowsInvalidCertificates: Bool
 

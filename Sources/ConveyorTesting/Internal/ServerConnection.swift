@@ -1,6 +1,6 @@
 import Conveyor
 import Foundation
-import Synchronization
+import ConveyorLocking
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -14,7 +14,7 @@ final class ServerConnection: @unchecked Sendable {
     let fd: Int32
     private var buffer = [UInt8]()
     /// Guards against closing (or shutting down) a descriptor number the kernel has reused.
-    private let isClosed = Mutex(false)
+    private let isClosed = Lock(false)
 
     /// Requests larger than this are refused, so a test cannot exhaust memory by accident.
     static let maximumHeaderBytes = 1 << 20

@@ -1,7 +1,7 @@
 import Conveyor
 import ConveyorTesting
 import Foundation
-import Synchronization
+import ConveyorLocking
 import Testing
 
 /// A cache in its own temporary directory, removed when the test ends.
@@ -38,7 +38,7 @@ func withCachingServer<T>(
 extension LocalHTTPServer {
     /// A route answering with `headers` and a body naming how many times it was hit.
     func countingRoute(_ path: String, headers: HTTPHeaders) {
-        let hits = Mutex(0)
+        let hits = Lock(0)
         route(path) { request in
             let count = hits.withLock { $0 += 1; return $0 }
             var response = LocalHTTPServer.Response.text("\(request.target) #\(count)")
@@ -360,7 +360,7 @@ extension LocalHTTPServer.Response {
     }
 }
 
-@Suite("HTTP cache freshness (RFC 9111 §4.2)")
+@Suite("HTTP cache freshness (RFC 9111 §4.2)", .serialized)
 struct HTTPCacheFreshnessTests {
     static func httpDate(_ offset: TimeInterval) -> String {
         let formatter = DateFormatter()

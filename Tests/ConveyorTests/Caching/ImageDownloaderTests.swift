@@ -1,13 +1,13 @@
 import Conveyor
 import ConveyorTesting
 import Foundation
-import Synchronization
+import ConveyorLocking
 import Testing
 
 /// A display target that records every image it was given, like a table cell's image view.
 final class Cell: ImageDisplaying, @unchecked Sendable {
     // @unchecked Sendable: `shown` is the only state and sits behind one Mutex.
-    private let shown = Mutex<[Image?]>([])
+    private let shown = Lock<[Image?]>([])
     var image: Image? {
         get { shown.withLock { $0.last ?? nil } }
         set { shown.withLock { $0.append(newValue) } }
@@ -72,7 +72,7 @@ struct ImageDownloaderTests {
         let results = Results()
         downloader.download(url("b.gif"), completion: results.completion)
         _ = await results.next(1)
-        let ran = Mutex(false)
+        let ran = Lock(false)
         let receipt = downloader.download(url("b.gif")) { result in ran.withLock { $0 = (try? result.get()) != nil } }
         #expect(receipt == nil && ran.withLock { $0 })
         #expect(server.requestCount(path: "/b.gif") == 1)
@@ -122,7 +122,7 @@ struct ImageDownloaderTests {
         let placeholder = try Image(data: SampleImages.bmp)
         downloader.imageCache?.setImage(png, for: url("cached.png"))
         let cell = Cell()
-        let ran = Mutex(false)
+        let ran = Lock(false)
         cell.setImage(with: url("cached.png"), placeholder: placeholder, downloader: downloader) { _ in ran.withLock { $0 = true } }
         #expect(cell.history == [png] && ran.withLock { $0 } && cell.pendingImageURL == nil)
         #expect(server.receivedRequests.isEmpty)

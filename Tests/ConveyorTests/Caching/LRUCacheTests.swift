@@ -1,7 +1,7 @@
 import Conveyor
 import ConveyorTesting
 import Foundation
-import Synchronization
+import ConveyorLocking
 import Testing
 
 @Suite("LRU cache and image cache")
@@ -35,7 +35,7 @@ struct LRUCacheTests {
 
     @Test("Entries expire after their TTL on the injected clock")
     func expiry() {
-        let now = Mutex(0.0)
+        let now = Lock(0.0)
         let cache = LRUCache<Int, Int>(ttl: 10, clock: { now.withLock { $0 } })
         cache.setValue(1, forKey: 1)
         cache.setValue(2, forKey: 2, ttl: 100)

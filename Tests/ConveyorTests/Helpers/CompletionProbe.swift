@@ -1,6 +1,6 @@
 import Conveyor
 import Foundation
-import Synchronization
+import ConveyorLocking
 
 /// What an operation's completion reported.
 enum Outcome: Sendable {
@@ -21,7 +21,7 @@ final class CompletionProbe: Sendable {
         var onQueue: [Bool] = []
         var firstAt: ContinuousClock.Instant?
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private let key = DispatchSpecificKey<Bool>()
 
     init() { queue.setSpecific(key: key, value: true) }
@@ -84,7 +84,7 @@ final class CompletionProbe: Sendable {
 
 /// Counts concurrently.
 final class Counter: Sendable {
-    private let value = Mutex(0)
+    private let value = Lock(0)
     func increment() { value.withLock { $0 += 1 } }
     var count: Int { value.withLock { $0 } }
 }

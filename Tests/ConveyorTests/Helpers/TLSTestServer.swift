@@ -34,7 +34,15 @@ final class TLSTestServer: Sendable {
     server.serve_forever()
     """
 
-    init() throws {
+    /// Starts a server off Swift Concurrency's pool: generating the key and starting Python
+    /// block for a few hundred milliseconds.
+    static func start() async throws -> TLSTestServer {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try TLSTestServer() }) }
+        }
+    }
+
+    private init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let certificate = directory.appendingPathComponent("cert.pem").path

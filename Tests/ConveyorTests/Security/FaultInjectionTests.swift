@@ -54,7 +54,7 @@ extension HTTPClient {
     }
 }
 
-@Suite("Fault injection: every failure is typed, reported once, and leaves nothing behind")
+@Suite("Fault injection: every failure is typed, reported once, and leaves nothing behind", .serialized)
 struct FaultInjectionTests {
     static func raw(_ text: String) -> LocalHTTPServer.Response { .init(body: .raw(Data(text.utf8))) }
     static func routeRaw(_ path: String, _ text: String) -> @Sendable (LocalHTTPServer) -> Void {
@@ -110,7 +110,7 @@ struct FaultInjectionTests {
                       for _ in 0..<100 { try writer.write(Data(count: 10_000)) }
                   })),
                   operation: get("endless"), expected: .failure(Is.tooLarge)),
-        FaultCase(name: "a decompression bomb (50 KB of gzip inflating to 50 MB) stops at the limit",
+        FaultCase(name: "a decompression bomb (200 KB of gzip inflating to 50 MB) stops at the limit",
                   configure: { $0.maximumResponseSize = 10_000_000 },
                   routes: route("/bomb", .init(headers: ["Content-Encoding": "gzip"], body: .data(FaultInjectionTests.bomb))),
                   operation: get("bomb"), expected: .failure(Is.tooLarge)),
@@ -229,18 +229,54 @@ struct FaultInjectionTests {
 
     static let allCases = serverFaults + bodyFaults + emptyBodies + callerFaults
 
-    /// 50 MB of zeros, gzipped (about 50 KB), made with the system's gzip once.
+    /// A gzip body that inflates to 50 MB of zeros from about 200 KB, written by hand (fixed
+    /// Huffman codes: one literal zero, then length-258 copies at distance 1) so no process or
+    /// compression runs on the test pool. Its CRC is left zero: the limit stops it long before
+    /// the end, where a checksum would be checked.
     static let bomb: Data = {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "head -c 50000000 /dev/zero | gzip -9"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try? process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        var bits = BitWriter()
+        bits.write(0b1, count: 1)         // BFINAL
+        bits.write(0b01, count: 2)        // BTYPE = fixed Huffman
+        bits.writeCode(0b0011_0000, length: 8)  // literal 0
+        for _ in 0..<(50_000_000 / 258) {
+            bits.writeCode(0b1100_0101, length: 8)  // length 258 (code 285)
+            bits.writeCode(0b00000, length: 5)      // distance 1 (code 0)
+        }
+        bits.writeCode(0b000_0000, length: 7)   // end of block
+        var data = Data([0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3])
+        data.append(contentsOf: bits.flushed)
+        data.append(contentsOf: [0, 0, 0, 0, 0, 0, 0, 0])  // CRC-32 and size, never reached
         return data
     }()
+
+    /// Packs deflate's bit stream: values least significant bit first, Huffman codes most
+    /// significant bit first (RFC 1951 §3.1.1).
+    struct BitWriter {
+        var bytes: [UInt8] = []
+        var current: UInt8 = 0
+        var used = 0
+
+        mutating func write(_ value: UInt32, count: Int) {
+            for index in 0..<count { push(UInt8((value >> index) & 1)) }
+        }
+
+        mutating func writeCode(_ code: UInt32, length: Int) {
+            for index in stride(from: length - 1, through: 0, by: -1) { push(UInt8((code >> index) & 1)) }
+        }
+
+        private mutating func push(_ bit: UInt8) {
+            current |= bit << used
+            used += 1
+            if used == 8 {
+                bytes.append(current)
+                current = 0
+                used = 0
+            }
+        }
+
+        /// The stream with its last partial byte.
+        var flushed: [UInt8] { used > 0 ? bytes + [current] : bytes }
+    }
 
     @Test("The suite has at least 50 distinct cases")
     func caseCount() {

@@ -7,7 +7,7 @@ import Testing
 struct SecurityTests {
     @Test("A self-signed certificate is refused by default with serverTrustFailed naming the host")
     func selfSignedRefused() async throws {
-        let tls = try TLSTestServer()
+        let tls = try await TLSTestServer.start()
         var configuration = HTTPClient.Configuration.default
         configuration.cache = nil
         configuration.monitorsReachability = false

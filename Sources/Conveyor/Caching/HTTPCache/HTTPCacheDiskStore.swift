@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 
 /// The disk layer of ``HTTPCache``: one file per entry in a directory, written atomically
 /// (a temporary file renamed into place), evicted least recently used first when over
@@ -20,7 +20,7 @@ final class HTTPCacheDiskStore: @unchecked Sendable {
 
     let directory: URL
     let capacity: Int
-    private let index = Mutex(Index())
+    private let index = Lock(Index())
 
     init(directory: URL, capacity: Int) {
         self.directory = directory

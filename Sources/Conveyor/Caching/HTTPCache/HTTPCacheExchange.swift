@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -84,7 +84,7 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
     private let options: HTTPCacheOptions
     private let mode: Mode
     private let requestDate = Date()
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     init(cache: HTTPCache, request: URLRequest, inner: any TransportTaskDelegate, options: HTTPCacheOptions, mode: Mode) {
         self.cache = cache
@@ -180,7 +180,7 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
 /// asynchronously, as a network task's would be.
 final class CachedTask: TransportTask, @unchecked Sendable {
     // @unchecked Sendable: the only mutable state, `cancelled`, sits behind one Mutex.
-    private let cancelled = Mutex(false)
+    private let cancelled = Lock(false)
 
     static func deliver(
         _ entry: CachedResponse?, orError error: URLError, to delegate: any TransportTaskDelegate, options: HTTPCacheOptions

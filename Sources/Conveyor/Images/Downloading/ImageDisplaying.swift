@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 
 /// Anything that shows one image at a time — an image view, a cell, a test double — gets
 /// ``setImage(with:placeholder:processingIdentifier:downloader:completion:)`` and
@@ -83,7 +83,7 @@ final class ImageRequestRegistry: Sendable {
         var downloader: ImageDownloader?
     }
 
-    private let bindings = Mutex<[ObjectIdentifier: Binding]>([:])
+    private let bindings = Lock<[ObjectIdentifier: Binding]>([:])
 
     func begin(for target: any ImageDisplaying, url: URL) -> UUID {
         let token = UUID()

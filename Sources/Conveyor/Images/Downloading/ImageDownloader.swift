@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ConveyorLocking
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -44,7 +44,7 @@ public final class ImageDownloader: Sendable {
         var waiters: [UUID: Completion]
     }
 
-    private let pending = Mutex<[String: Pending]>([:])
+    private let pending = Lock<[String: Pending]>([:])
 
     /// Creates a downloader.
     /// - Parameters:
