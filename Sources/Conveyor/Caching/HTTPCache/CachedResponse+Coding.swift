@@ -4,7 +4,7 @@ import Foundation
 /// big-endian), the metadata as JSON, then the body. The metadata carries the body's length
 /// and an FNV-1a checksum, so a truncated or corrupted file is detected and never served.
 extension CachedResponse {
-    static let magic = Data("CONVEYOR-CACHE-1\n".utf8)
+    static let magic = Data("CONVEYOR-CACHE-2\n".utf8)
 
     /// Why a stored entry could not be read back.
     enum DecodingError: Error, Equatable {
@@ -32,7 +32,9 @@ extension CachedResponse {
         let metadata = Metadata(
             key: key, url: url.absoluteString, method: method, statusCode: statusCode,
             headers: headers.map { [$0.name, $0.value] }, vary: varyingRequestHeaders,
-            requestDate: requestDate.timeIntervalSince1970, responseDate: responseDate.timeIntervalSince1970,
+            // Reference-date seconds: exactly what Date stores, so a round trip is exact
+            // (1970-based seconds went through a float addition and could differ by an ulp).
+            requestDate: requestDate.timeIntervalSinceReferenceDate, responseDate: responseDate.timeIntervalSinceReferenceDate,
             bodyLength: data.count, checksum: Self.checksum(data))
         let json = try JSONEncoder().encode(metadata)
         var bytes = Self.magic
@@ -66,8 +68,8 @@ extension CachedResponse {
         let response = CachedResponse(
             url: url, method: metadata.method, statusCode: metadata.statusCode, headers: headers, data: Data(body),
             varyingRequestHeaders: metadata.vary,
-            requestDate: Date(timeIntervalSince1970: metadata.requestDate),
-            responseDate: Date(timeIntervalSince1970: metadata.responseDate))
+            requestDate: Date(timeIntervalSinceReferenceDate: metadata.requestDate),
+            responseDate: Date(timeIntervalSinceReferenceDate: metadata.responseDate))
         return (metadata.key, response)
     }
 
