@@ -16,7 +16,8 @@ import FoundationNetworking
 /// Subclasses (JSON, XML, property list, image, file download) set a different default
 /// serializer and override ``canProcess(_:)`` so that ``HTTPClient`` picks them by request.
 open class HTTPRequestOperation: Operation, @unchecked Sendable {
-    // @unchecked Sendable: every mutable property lives in `mutableState`, behind one Mutex.
+    // @unchecked Sendable: every mutable property lives in `mutableState`, behind one Mutex
+    // (`transitionLock` guards no state: it only keeps lifecycle KVO notifications in order).
 
     /// Called with the operation and its serialized value (`Data` for the base class).
     public typealias Success = @Sendable (HTTPRequestOperation, Any?) -> Void
