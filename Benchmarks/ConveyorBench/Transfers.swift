@@ -39,29 +39,29 @@ enum Transfers {
     }
 
     /// Scenarios 3 and 4: a large download into memory and to a file, and a 1 MB JSON body decoded.
-    static func run(server: LocalHTTPServer, client: HTTPClient, megabytes: Int, jsonItems: Int, reps: Int) async throws -> [Comparison] {
+    static func run(server: BenchServer, client: HTTPClient, megabytes: Int, jsonItems: Int, reps: Int) async throws -> [Comparison] {
         let body = Data((0..<(megabytes << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 12) })
-        server.route("/large") { _ in .init(headers: ["Content-Type": "application/octet-stream"], body: .data(body)) }
+        try server.serve("large.bin", body, contentType: "application/octet-stream")
         struct Item: Codable, Sendable { let id: Int; let name: String; let tags: [String]; let score: Double; let active: Bool }
         let items = (0..<jsonItems).map { Item(id: $0, name: "item \($0)", tags: ["a", "b"], score: Double($0) / 3, active: $0 % 2 == 0) }
         let json = try JSONEncoder().encode(items)
-        server.route("/items.json") { _ in .init(headers: ["Content-Type": "application/json"], body: .data(json)) }
+        try server.serve("items.json", json, contentType: "application/json")
         let session = URLSession(configuration: .default)
-        let large = server.baseURL.appendingPathComponent("large")
+        let large = server.baseURL.appendingPathComponent("large.bin")
         let itemsURL = server.baseURL.appendingPathComponent("items.json")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         var results: [Comparison] = []
         results.append(try await compare("\(megabytes) MB download into memory", reps: reps,
             raw: ("raw data(for:)", { _ = try await session.data(from: large) }),
-            conveyor: ("Conveyor get", { _ = try await client.get("large") })))
+            conveyor: ("Conveyor get", { _ = try await client.get("large.bin") })))
         results.append(try await compare("\(megabytes) MB download to a file", reps: reps,
             raw: ("raw download(for:)", {
                 let (file, _) = try await session.download(from: large)
                 try? FileManager.default.removeItem(at: file)
             }),
             conveyor: ("Conveyor FileDownloadOperation", {
-                let file = try await client.download("large", to: .directory(directory), options: [.createIntermediateDirectories, .removePreviousFile])
+                let file = try await client.download("large.bin", to: .directory(directory), options: [.createIntermediateDirectories, .removePreviousFile])
                 try? FileManager.default.removeItem(at: file)
             })))
         results.append(try await compare("\(json.count / 1000) kB JSON into Decodable models", reps: reps,

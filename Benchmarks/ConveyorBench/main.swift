@@ -2,7 +2,7 @@
 // rep, against the in-process LocalHTTPServer. Prints medians and the Conveyor / raw ratio.
 //
 //   swift run -c release conveyor-bench [--requests N] [--reps N] [--download-mb N] [--memory-requests N]
-//                                       [--multipart-mb N] [--json] [--smoke]
+//                                       [--multipart-mb N] [--server local|nginx] [--json] [--smoke]
 import Conveyor
 import ConveyorTesting
 import Foundation
@@ -32,9 +32,12 @@ let smoke = arguments.contains("--smoke")
 let requestCount = option("--requests") ?? (smoke ? 20 : 2000)
 let reps = option("--reps") ?? (smoke ? 1 : 5)
 
-let server = try LocalHTTPServer.started()
-server.route("/small") { _ in .json(["id": 1, "name": "conveyor", "tags": ["a", "b", "c"], "ok": true]) }
-let url = server.baseURL.appendingPathComponent("small")
+let serverKind = arguments.firstIndex(of: "--server").map { arguments[min($0 + 1, arguments.count - 1)] } ?? "local"
+let server = serverKind == "nginx"
+    ? try BenchServer(nginxIn: FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-bench-nginx-\(UUID().uuidString)"))
+    : try BenchServer()
+try server.serve("small.json", Data(#"{"id":1,"name":"conveyor","ok":true,"tags":["a","b","c"]}"#.utf8), contentType: "application/json")
+let url = server.baseURL.appendingPathComponent("small.json")
 let request = URLRequest(url: url)
 
 /// A raw session with a delegate collecting bodies, as a framework would use one.
@@ -55,6 +58,8 @@ let delegateSession = URLSession(configuration: .default, delegate: rawDelegate,
 let plainSession = URLSession(configuration: .default)
 var configuration = HTTPClient.Configuration.default
 configuration.maximumConcurrentOperations = 16
+// Like with like: corelibs URLSession caches nothing, and nginx's files carry validators.
+configuration.cache = nil
 let client = HTTPClient(baseURL: server.baseURL, configuration: configuration)
 
 typealias Fetch = @Sendable () async throws -> Void
@@ -76,10 +81,10 @@ let clients: [(name: String, isConveyor: Bool, fetch: Fetch)] = [
     }),
     ("Conveyor callback", true, {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            client.get("small", success: { _, _ in continuation.resume() }, failure: { _, error in continuation.resume(throwing: error) })
+            client.get("small.json", success: { _, _ in continuation.resume() }, failure: { _, error in continuation.resume(throwing: error) })
         }
     }),
-    ("Conveyor async", true, { _ = try await client.get("small") }),
+    ("Conveyor async", true, { _ = try await client.get("small.json") }),
 ]
 
 func measure(_ fetch: @escaping Fetch, inFlight: Int) async throws -> Double {
@@ -137,7 +142,7 @@ if arguments.contains("--json") {
     let report = Report(rows: rows, transfers: comparisons, requestMemory: requestMemory, multipart: multipart)
     print(String(decoding: try encoder.encode(report), as: UTF8.self))
 } else {
-    print("conveyor-bench: \(requestCount) requests, median of \(reps) rep(s)\(smoke ? " (smoke mode: numbers are meaningless)" : "")")
+    print("conveyor-bench: \(requestCount) requests, median of \(reps) rep(s), scenarios 1-4 against \(serverKind == "nginx" ? "nginx" : "the in-process LocalHTTPServer")\(smoke ? " (smoke mode: numbers are meaningless)" : "")")
     var scenario = ""
     for row in rows {
         if row.scenario != scenario { scenario = row.scenario; print("\n\(scenario)") }

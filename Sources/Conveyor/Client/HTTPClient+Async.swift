@@ -40,7 +40,8 @@ extension HTTPClient {
                     continuation.resume(throwing: error)
                 })
                 operation.responseSerializer = serializer
-                operation.callbackQueue = asyncResumeQueue
+                operation.callbackQueue = asyncResumeQueue  // progress blocks, in order
+                operation.mutableState.withLock { $0.deliversInline = true }  // resuming needs no hop
                 configure(operation)
                 box.set(operation)
                 enqueue(operation)

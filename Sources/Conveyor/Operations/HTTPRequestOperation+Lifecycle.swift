@@ -84,7 +84,15 @@ extension HTTPRequestOperation {
         guard let stopped, !isCancelled else { return }
         stopped.timers.forEach { $0.value.cancel() }
         stopped.task?.cancel()
-        try? stopped.file?.close()
+        do {
+            try stopped.file?.close()
+        } catch {
+            // The kept bytes did not all reach the file: start over rather than resume a gap.
+            mutableState.withLock {
+                $0.resumeOffset = 0
+                $0.resumeValidator = nil
+            }
+        }
         transition(from: [.ready, .executing], to: .paused)
     }
 

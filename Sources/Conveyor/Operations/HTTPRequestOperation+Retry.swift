@@ -50,7 +50,11 @@ extension HTTPRequestOperation {
                state.bytesReceived > 0, let validator = Self.validator(of: response), state.currentRequest.httpMethod ?? "GET" == "GET" {
                 state.resumeOffset = state.bytesReceived
                 state.resumeValidator = validator
-                try? state.bodyFile?.close()
+                if let file = state.bodyFile, (try? file.close()) == nil {
+                    // Not all kept bytes reached the file: start over rather than resume a gap.
+                    state.resumeOffset = 0
+                    state.resumeValidator = nil
+                }
             } else {
                 state.resumeOffset = 0
                 state.resumeValidator = nil

@@ -84,6 +84,15 @@ extension HTTPRequestOperation {
         var bytesReceived: Int64 = 0
         /// Where the current response's body goes when not into `data` (file downloads).
         var bodyFile: ResponseBodyFile?
+        /// The `Progress` objects, once someone asked for them (see `downloadProgress`).
+        var uploadProgressObject: UncheckedSendableBox<Progress>?
+        var downloadProgressObject: UncheckedSendableBox<Progress>?
+        /// The totals last reported, for a `Progress` created mid-transfer.
+        var uploadExpected: Int64 = -1
+        var downloadExpected: Int64 = -1
+        /// Completion blocks run on the finishing thread instead of `callbackQueue` (async
+        /// callers resume a continuation, which needs no queue hop).
+        var deliversInline = false
         var uploadProgressHandler: ProgressHandler?
         var downloadProgressHandler: ProgressHandler?
         var metrics: OperationMetrics?
@@ -176,13 +185,17 @@ extension HTTPRequestOperation {
                 state.success = nil
                 state.failure = nil
             }
-            return (state.callbackQueue, state.success, state.failure)
+            return (state.deliversInline ? nil : state.callbackQueue, state.success, state.failure)
         }
         switch result {
         case let .success(value):
-            if let success { queue.async { success(self, value.value) } }
+            if let success {
+                if let queue { queue.async { success(self, value.value) } } else { success(self, value.value) }
+            }
         case let .failure(error):
-            if let failure { queue.async { failure(self, error) } }
+            if let failure {
+                if let queue { queue.async { failure(self, error) } } else { failure(self, error) }
+            }
         }
     }
 }

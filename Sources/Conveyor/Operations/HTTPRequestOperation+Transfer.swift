@@ -125,7 +125,11 @@ extension HTTPRequestOperation {
         } catch {
             fail(error as? ConveyorError ?? .downloadFailed(reason: .cannotCreateFile(URL(fileURLWithPath: "/"), error)), response: response, retryable: false)
         }
-        updateProgress(downloadProgress, completed: mutableState.withLock { $0.bytesReceived }, expected: Self.expectedTotal(of: response, offset: mutableState.withLock { $0.bytesReceived }))
+        let (progress, received) = mutableState.withLock { state -> (Progress?, Int64) in
+            state.downloadExpected = Self.expectedTotal(of: response, offset: state.bytesReceived)
+            return (state.downloadProgressObject?.value, state.bytesReceived)
+        }
+        if let progress { updateProgress(progress, completed: received, expected: Self.expectedTotal(of: response, offset: received)) }
     }
 
     func attemptDidReceive(data: Data, attempt: Int) {
@@ -143,17 +147,19 @@ extension HTTPRequestOperation {
             if state.bodyFile == nil { state.data.append(data) }
             state.bytesReceived += Int64(data.count)
             state.lastActivity = .now()
-            return (state.bodyFile, state.downloadProgressHandler, state.callbackQueue, state.bytesReceived,
-                    state.response.map { Self.expectedTotal(of: $0, offset: state.bytesReceived - Int64(data.count)) } ?? -1)
+            let expected = state.response.map { Self.expectedTotal(of: $0, offset: state.bytesReceived - Int64(data.count)) } ?? -1
+            state.downloadExpected = expected
+            return (state.bodyFile, state.downloadProgressHandler, state.callbackQueue, state.bytesReceived, expected,
+                    state.downloadProgressObject?.value)
         }
-        guard let (file, handler, queue, total, expected) = update else { return }
+        guard let (file, handler, queue, total, expected, progress) = update else { return }
         do {
             try file?.write(data)
         } catch {
             fail(error as? ConveyorError ?? .downloadFailed(reason: .writeFailed(file!.url, error)), response: nil, retryable: false)
             return
         }
-        updateProgress(downloadProgress, completed: total, expected: expected)
+        if let progress { updateProgress(progress, completed: total, expected: expected) }
         if let handler { queue.async { handler(Int64(data.count), total, expected) } }
     }
 
@@ -161,10 +167,11 @@ extension HTTPRequestOperation {
         let update = ifCurrent(attempt) { state in
             state.bytesSent += bytes
             state.lastActivity = .now()
-            return (state.uploadProgressHandler, state.callbackQueue)
+            state.uploadExpected = expected
+            return (state.uploadProgressHandler, state.callbackQueue, state.uploadProgressObject?.value)
         }
-        guard let (handler, queue) = update else { return }
-        updateProgress(uploadProgress, completed: total, expected: expected)
+        guard let (handler, queue, progress) = update else { return }
+        if let progress { updateProgress(progress, completed: total, expected: expected) }
         if let handler { queue.async { handler(bytes, total, expected) } }
     }
 

@@ -265,11 +265,30 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     }
 
     /// The request body sent so far, as a `Progress` (total -1 while unknown).
-    public let uploadProgress = Progress(totalUnitCount: -1)
+    ///
+    /// Created on first access and kept up to date from then on: a corelibs `Progress` update
+    /// takes locks and posts KVO, and nobody needs thousands of them per download otherwise.
+    public var uploadProgress: Progress { progress(\.uploadProgressObject, completed: \.bytesSent, expected: \.uploadExpected) }
 
     /// The response body received so far, as a `Progress`: total from `Content-Length` (or
     /// `Content-Range`), -1 while unknown or when more arrives than announced (a gzip body).
-    public let downloadProgress = Progress(totalUnitCount: -1)
+    /// Created on first access, like ``uploadProgress``.
+    public var downloadProgress: Progress { progress(\.downloadProgressObject, completed: \.bytesReceived, expected: \.downloadExpected) }
+
+    /// The `Progress` at `path`, created with the current counts if it does not exist yet.
+    private func progress(
+        _ path: WritableKeyPath<MutableState, UncheckedSendableBox<Progress>?>,
+        completed: KeyPath<MutableState, Int64>, expected: KeyPath<MutableState, Int64>
+    ) -> Progress {
+        let (progress, created, done, total) = mutableState.withLock { state -> (Progress, Bool, Int64, Int64) in
+            if let existing = state[keyPath: path] { return (existing.value, false, 0, 0) }
+            let progress = Progress(totalUnitCount: -1)
+            state[keyPath: path] = UncheckedSendableBox(value: progress)
+            return (progress, true, state[keyPath: completed], state[keyPath: expected])
+        }
+        if created { updateProgress(progress, completed: done, expected: total) }
+        return progress
+    }
 
     // MARK: - Results
 

@@ -9,7 +9,13 @@ final class ResponseBodyFile: Sendable {
     private struct State {
         var handle: UncheckedSendableBox<FileHandle>?
         var bytesWritten: Int64 = 0
+        /// Chunks not yet written: URLSession delivers 16–64 kB at a time, and a system call
+        /// per chunk cost a 50 MB download to a file 10% against `download(for:)`.
+        var pending = Data()
     }
+
+    /// Bytes gathered before one write.
+    static let writeSize = 512 * 1024
     // Only the transport's serial delegate queue writes; the Mutex makes the hand-over to the
     // processing queue (which closes the file) explicit.
     private let state: Lock<State>
@@ -41,13 +47,21 @@ final class ResponseBodyFile: Sendable {
     /// - Throws: ``ConveyorError/downloadFailed(reason:)`` with `.writeFailed` (disk full, I/O).
     func write(_ data: Data) throws {
         try state.withLock { state in
-            guard let handle = state.handle?.value else { return }
-            do {
-                try handle.write(contentsOf: data)
-            } catch {
-                throw ConveyorError.downloadFailed(reason: .writeFailed(url, error))
-            }
+            guard state.handle != nil else { return }
+            state.pending.append(data)
             state.bytesWritten += Int64(data.count)
+            if state.pending.count >= Self.writeSize { try flush(&state) }
+        }
+    }
+
+    /// Writes the gathered chunks.
+    private func flush(_ state: inout State) throws {
+        guard let handle = state.handle?.value, !state.pending.isEmpty else { return }
+        defer { state.pending.removeAll(keepingCapacity: true) }
+        do {
+            try handle.write(contentsOf: state.pending)
+        } catch {
+            throw ConveyorError.downloadFailed(reason: .writeFailed(url, error))
         }
     }
 
@@ -55,19 +69,29 @@ final class ResponseBodyFile: Sendable {
     /// system (as for browsers and curl); forcing 300 MB to the platter added 0.6 s here.
     /// - Throws: ``ConveyorError/downloadFailed(reason:)`` when closing reports a deferred write error.
     func close() throws {
-        let handle = state.withLock { state -> FileHandle? in
-            defer { state.handle = nil }
-            return state.handle?.value
+        let (handle, flushError) = state.withLock { state -> (FileHandle?, (any Error)?) in
+            defer {
+                state.handle = nil
+                state.pending = Data()
+            }
+            do {
+                try flush(&state)
+                return (state.handle?.value, nil)
+            } catch {
+                return (state.handle?.value, error)
+            }
         }
         do {
             try handle?.close()
         } catch {
             throw ConveyorError.downloadFailed(reason: .writeFailed(url, error))
         }
+        if let flushError { throw flushError }
     }
 
-    /// Closes and removes the partial file.
+    /// Closes and removes the partial file (what was not written yet is dropped).
     func discard() {
+        state.withLock { $0.pending = Data() }
         try? close()
         try? FileManager.default.removeItem(at: url)
     }

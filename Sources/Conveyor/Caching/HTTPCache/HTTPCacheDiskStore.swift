@@ -51,6 +51,8 @@ final class HTTPCacheDiskStore: @unchecked Sendable {
 
     func read(key: String) -> CachedResponse? {
         let name = CachedResponse.fileName(forKey: key)
+        // A miss costs no system call: the index knows every file this store wrote or found.
+        guard index.withLock({ $0.files[name] != nil }) else { return nil }
         let url = directory.appendingPathComponent(name)
         guard let bytes = try? Data(contentsOf: url) else {
             forget(name)
