@@ -87,6 +87,20 @@ let clients: [(name: String, isConveyor: Bool, fetch: Fetch)] = [
     ("Conveyor async", true, { _ = try await client.get("small.json") }),
 ]
 
+// --profile NAME: only that client, `--requests` sequential GETs after one warm-up, nothing
+// else; for `valgrind --tool=callgrind`, whose instruction counts repeat where timings do not.
+// Benchmarks/profile runs it twice per client and prints instructions per request.
+if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.count {
+    guard let entry = clients.first(where: { $0.name == arguments[index + 1] }) else {
+        FileHandle.standardError.write(Data("clients: \(clients.map(\.name).joined(separator: ", "))\n".utf8))
+        exit(2)
+    }
+    try await entry.fetch()
+    for _ in 0..<requestCount { try await entry.fetch() }
+    server.stop()
+    exit(0)
+}
+
 func measure(_ fetch: @escaping Fetch, inFlight: Int) async throws -> Double {
     let start = ContinuousClock.now
     if inFlight == 1 {

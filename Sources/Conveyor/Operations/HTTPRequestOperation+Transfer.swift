@@ -211,12 +211,20 @@ extension HTTPRequestOperation {
             fail(.network(URLError(.badServerResponse)), response: response, retryable: false)
             return
         }
-        conveyorProcessingQueue.async { self.process(response, attempt: attempt) }
+        let inline = mutableState.withLock { state in
+            state.bodyFile == nil && state.data.count <= Self.inlineSerializationLimit && state.responseSerializer is any CheapSerialization
+        }
+        if inline { process(response, attempt: attempt) } else { conveyorProcessingQueue.async { self.process(response, attempt: attempt) } }
     }
+
+    /// Bodies up to this size are serialized on the transport's thread by the built-in
+    /// serializers (see `CheapSerialization`); larger ones on the processing queue, so a big
+    /// JSON document never holds up the events of the client's other transfers.
+    static let inlineSerializationLimit = 16 * 1024
 
     /// Validates and serializes the final response, off the callback queue (see
     /// ``ResponseSerializer`` for the order of the checks).
-    private func process(_ response: HTTPURLResponse, attempt: Int) {
+    func process(_ response: HTTPURLResponse, attempt: Int) {
         guard let (request, data, received, codes, types, serializer) = ifCurrent(attempt, {
             ($0.currentRequest, $0.data, $0.bytesReceived, $0.acceptableStatusCodes,
              $0.acceptableContentTypes ?? $0.responseSerializer.acceptableContentTypes, $0.responseSerializer)
