@@ -125,11 +125,11 @@ extension HTTPRequestOperation {
         } catch {
             fail(error as? ConveyorError ?? .downloadFailed(reason: .cannotCreateFile(URL(fileURLWithPath: "/"), error)), response: response, retryable: false)
         }
-        let (progress, received) = mutableState.withLock { state -> (Progress?, Int64) in
+        let (progress, received, expected) = mutableState.withLock { state -> (Progress?, Int64, Int64) in
             state.downloadExpected = Self.expectedTotal(of: response, offset: state.bytesReceived)
-            return (state.downloadProgressObject?.value, state.bytesReceived)
+            return (state.downloadProgressObject?.value, state.bytesReceived, state.downloadExpected)
         }
-        if let progress { updateProgress(progress, completed: received, expected: Self.expectedTotal(of: response, offset: received)) }
+        if let progress { updateProgress(progress, completed: received, expected: expected) }
     }
 
     func attemptDidReceive(data: Data, attempt: Int) {
