@@ -18,6 +18,8 @@ final class ServerConnection: @unchecked Sendable {
 
     /// Requests larger than this are refused, so a test cannot exhaust memory by accident.
     static let maximumHeaderBytes = 1 << 20
+    /// The largest request body the server reads (1 TB): a larger Content-Length is ignored.
+    static let maximumBodyBytes = 1 << 40
 
     init(fd: Int32) { self.fd = fd }
 
@@ -88,7 +90,11 @@ final class ServerConnection: @unchecked Sendable {
         if chunked {
             while true {
                 let sizeLine = try readLine()
-                guard let size = Int(sizeLine.split(separator: ";").first.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? "", radix: 16) else {
+                // A size must be plain hex digits: `Int(_:radix:)` also takes "-5" (found by
+                // fuzzing: a negative count crashed `read(count:)`), and a huge one would
+                // overflow the running length.
+                let digits = sizeLine.split(separator: ";").first.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? ""
+                guard !digits.isEmpty, digits.count <= 10, digits.allSatisfy(\.isHexDigit), let size = Int(digits, radix: 16) else {
                     throw ReadError.malformed("chunk size \(sizeLine)")
                 }
                 if size == 0 {
@@ -104,7 +110,7 @@ final class ServerConnection: @unchecked Sendable {
                 length += size
                 _ = try readLine()
             }
-        } else if let declared = built["Content-Length"].flatMap({ Int($0) }), declared > 0 {
+        } else if let declared = built["Content-Length"].flatMap({ Int($0) }), declared > 0, declared <= Self.maximumBodyBytes {
             length = declared
             if declared > storeLimit { try discard(count: declared) } else { body = try read(count: declared) }
         }
