@@ -263,8 +263,8 @@ extension ConveyorError: CustomStringConvertible, LocalizedError {
         }
     }
 
-    /// Secrets never appear in descriptions: URLs lose their user and password and their
-    /// token-like query values (``Redaction``).
+    /// Secrets never appear in descriptions: URLs lose their password and token-like query
+    /// values, and body previews their secret-named fields (``Redaction``).
     static let redaction = Redaction()
 
     /// A header name shown with its control characters escaped.
@@ -285,14 +285,12 @@ extension ConveyorError: CustomStringConvertible, LocalizedError {
 
     /// A short, single-line preview of a body, so "unacceptable content type text/html" shows
     /// which page actually came back (a login portal, an error page) without dumping megabytes.
-    private static let previewRedaction = Redaction()
-
     static func preview(_ data: Data?, limit: Int = 120) -> String {
         guard let data, !data.isEmpty else { return "" }
         // A body that echoes the request (httpbin's /headers, a debug page) must not carry its
         // credentials into logs through the error: JSON and form fields named like secrets or
         // credential headers are redacted before the preview is cut.
-        let redacted = previewRedaction.body(String(decoding: data.prefix(64 * 1024), as: UTF8.self), contentType: "application/json")
+        let redacted = redaction.body(String(decoding: data.prefix(64 * 1024), as: UTF8.self), contentType: "application/json")
         let text = String(redacted.prefix(limit))
             .replacingOccurrences(of: "\r", with: " ")
             .replacingOccurrences(of: "\n", with: " ")

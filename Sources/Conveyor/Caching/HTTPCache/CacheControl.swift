@@ -42,16 +42,6 @@ enum HTTPDate {
         return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + time[0] * 3600 + time[1] * 60 + time[2]))
     }
 
-    static func format(_ date: Date) -> String {
-        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let (year, month, day) = civil(fromDays: days)
-        let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][((days % 7) + 7) % 7]
-        let rest = seconds - days * 86_400
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(weekday), \(two(day)) \(months[month - 1].capitalizedASCII) \(year) \(two(rest / 3600)):\(two(rest / 60 % 60)):\(two(rest % 60)) GMT"
-    }
-
     /// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's algorithm).
     static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
@@ -61,24 +51,6 @@ enum HTTPDate {
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
     }
-
-    /// The inverse of ``daysSinceEpoch(year:month:day:)``.
-    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-}
-
-private extension String {
-    /// "jan" → "Jan" without `String.capitalized` (ICU, not thread-safe on Linux).
-    var capitalizedASCII: String { prefix(1).uppercased() + dropFirst() }
 }
 
 extension CachedResponse {
@@ -133,8 +105,7 @@ extension CachedResponse {
     /// its times those of the revalidation.
     func refreshed(with notModified: HTTPURLResponse, requestDate: Date, responseDate: Date) -> CachedResponse {
         var copy = self
-        for (name, value) in notModified.allHeaderFields {
-            guard let name = name as? String, let value = value as? String else { continue }
+        for (name, value) in notModified.headerFields {
             let lowered = name.lowercased()
             // The stored body's framing stays the stored body's.
             if lowered == "content-length" || lowered == "content-encoding" || lowered == "transfer-encoding" { continue }

@@ -226,11 +226,7 @@ public final class HTTPCache: Sendable {
     /// The entry built from a network response, for storage.
     func entry(for request: URLRequest, response: HTTPURLResponse, body: Data, requestDate: Date) -> CachedResponse? {
         guard let url = request.url else { return nil }
-        var headers = HTTPHeaders()
-        for (name, value) in response.allHeaderFields {
-            guard let name = name as? String, let value = value as? String else { continue }
-            headers[name] = value
-        }
+        var headers = response.headerFields
         // The body is stored decoded; the stored framing must describe it.
         headers["Content-Encoding"] = nil
         headers["Transfer-Encoding"] = nil

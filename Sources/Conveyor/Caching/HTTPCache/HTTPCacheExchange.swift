@@ -33,19 +33,15 @@ extension HTTPCache {
         let entry = options.policy == .reloadIgnoringCache || requestControl.contains("no-store") ? nil : cachedResponse(for: request)
         let offline = options.policy == .returnCacheDataWhenUnreachable
 
-        switch options.policy {
-        case .returnCacheDontLoad:
-            return CachedTask.deliver(entry, orError: URLError(.resourceUnavailable), to: delegate, options: options)
-        case .returnCacheElseLoad where entry != nil:
-            return CachedTask.deliver(entry, orError: URLError(.resourceUnavailable), to: delegate, options: options)
-        case .returnCacheDataWhenUnreachable where entry != nil && options.isUnreachable():
-            return CachedTask.deliver(entry, orError: URLError(.resourceUnavailable), to: delegate, options: options)
-        default:
-            break
+        // Answered from the cache: always for cache-only (a miss fails), any entry for
+        // "else load" and for offline while unreachable, a fresh one otherwise.
+        let fromCache = switch options.policy {
+        case .returnCacheDontLoad: true
+        case .returnCacheElseLoad: entry != nil
+        case .returnCacheDataWhenUnreachable where entry != nil && options.isUnreachable(): true
+        default: entry.map { canAnswer(request, with: $0) } ?? false
         }
-        if let entry, canAnswer(request, with: entry) {
-            return CachedTask.deliver(entry, orError: URLError(.resourceUnavailable), to: delegate, options: options)
-        }
+        if fromCache { return CachedTask.deliver(entry, to: delegate, options: options) }
         var sent = request
         var revalidating: CachedResponse?
         let callerIsConditional = request.value(forHTTPHeaderField: "If-None-Match") != nil
@@ -182,8 +178,9 @@ final class CachedTask: TransportTask, @unchecked Sendable {
     // @unchecked Sendable: the only mutable state, `cancelled`, sits behind one Mutex.
     private let cancelled = Lock(false)
 
+    /// Delivers `entry`, or fails with `resourceUnavailable` when there is none.
     static func deliver(
-        _ entry: CachedResponse?, orError error: URLError, to delegate: any TransportTaskDelegate, options: HTTPCacheOptions
+        _ entry: CachedResponse?, to delegate: any TransportTaskDelegate, options: HTTPCacheOptions
     ) -> CachedTask {
         let task = CachedTask()
         let head = entry?.httpResponse()
@@ -194,7 +191,8 @@ final class CachedTask: TransportTask, @unchecked Sendable {
                 return
             }
             guard let entry, let head else {
-                delegate.transportDidComplete(response: nil, error: error)
+                // Only the cache-only policy asks for a missing entry.
+                delegate.transportDidComplete(response: nil, error: URLError(.resourceUnavailable))
                 return
             }
             delegate.transportDidReceive(response: head)
