@@ -13,7 +13,9 @@ let package = Package(
     targets: [
         // Synchronization.Mutex made visible to ThreadSanitizer; not a product.
         .target(name: "ConveyorLocking"),
-        .target(name: "Conveyor", dependencies: ["ConveyorLocking"]),
+        // Calls libcurl's variadic functions for the curl transport; needs no curl header.
+        .target(name: "CConveyorCurl"),
+        .target(name: "Conveyor", dependencies: ["ConveyorLocking", "CConveyorCurl"]),
         .target(name: "ConveyorTesting", dependencies: ["Conveyor", "ConveyorLocking"]),
         .executableTarget(
             name: "ConveyorDemo",
@@ -42,7 +44,7 @@ let package = Package(
 
 // Strict settings for every target at once (the swift-log habit): Swift 6 mode is set above;
 // `any` must be spelled out on every existential so its cost is visible in review.
-for target in package.targets {
+for target in package.targets where target.name != "CConveyorCurl" {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     target.swiftSettings = settings

@@ -32,13 +32,22 @@ extension HTTPClient {
         /// turned off. Default `.default`.
         public var sessionConfiguration: URLSessionConfiguration = .default
 
+        /// Which transport sends the client's requests. Default ``TransportKind/automatic``:
+        /// libcurl's multi interface on Linux (faster, and the only way to customise TLS
+        /// there), URLSession on Apple platforms.
+        public var transport: TransportKind = .automatic
+        /// Which certificates the client trusts: custom authorities, public-key pins, and the
+        /// development-only opt-out of validation. Default ``TLSConfiguration/default``.
+        public var tls: TLSConfiguration = .default
         /// Accept any TLS certificate — self-signed, expired, for another host. **Development
-        /// only**: it removes the protection TLS exists for. Default false, and no other setting
-        /// turns validation off. Honoured on Apple platforms (the server-trust challenge is
-        /// answered with the presented trust); corelibs URLSession on Linux has no such
-        /// challenge and no way to disable validation, so there certificates are always
-        /// validated and failures arrive as ``ConveyorError/serverTrustFailed(host:reason:)``.
-        public var allowsInvalidCertificates = false
+        /// only**: it removes the protection TLS exists for. The same setting as
+        /// ``TLSConfiguration/allowsInvalidCertificates`` in ``tls``. Honoured by the curl
+        /// transport and by URLSession on Apple platforms; corelibs URLSession on Linux cannot
+        /// turn validation off.
+        public var allowsInvalidCertificates: Bool {
+            get { tls.allowsInvalidCertificates }
+            set { tls.allowsInvalidCertificates = newValue }
+        }
         /// The most bytes a response body kept in memory may have (see
         /// ``HTTPRequestOperation/maximumResponseSize``); nil for no limit. Default 100 MB.
         public var maximumResponseSize: Int64? = HTTPRequestOperation.defaultMaximumResponseSize

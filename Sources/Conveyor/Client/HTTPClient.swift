@@ -58,8 +58,7 @@ open class HTTPClient: @unchecked Sendable {
         self.operationQueue = OperationQueue()
         operationQueue.name = "org.conveyor.client(\(self.baseURL.host ?? self.baseURL.absoluteString))"
         operationQueue.maxConcurrentOperationCount = configuration.maximumConcurrentOperations
-        self.transport = URLSessionTransport(
-            configuration: configuration.sessionConfiguration, allowsInvalidCertificates: configuration.allowsInvalidCertificates)
+        self.transport = TransportFactory.make(for: configuration)
         self.mutableState = Lock(MutableState(defaultHeaders: DefaultHeaderValues.make()))
         self.reachability = Self.startReachability(for: self.baseURL, configuration: configuration, queue: operationQueue)
     }

@@ -31,4 +31,10 @@ extension URLRequest {
         }
         allHTTPHeaderFields = fields
     }
+
+    /// The value of a header field, matched case-insensitively (without corelibs'
+    /// `value(forHTTPHeaderField:)`, which allocates a title-cased copy of every name).
+    func headerValue(for name: String) -> String? {
+        allHTTPHeaderFields?.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
 }

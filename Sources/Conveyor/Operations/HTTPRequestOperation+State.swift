@@ -55,7 +55,7 @@ extension HTTPRequestOperation {
         var idleTimeout: TimeInterval
         var resourceTimeout: TimeInterval?
         var userInfo: [String: any Sendable] = [:]
-        var transport: any Transport = URLSessionTransport.shared
+        var transport: any Transport = TransportFactory.shared
         var task: (any TransportTask)?
         /// Numbers transport tasks; events of an older task (one cancelled by pause or
         /// superseded by a retry) are ignored.
@@ -96,6 +96,8 @@ extension HTTPRequestOperation {
         var uploadProgressHandler: ProgressHandler?
         var downloadProgressHandler: ProgressHandler?
         var metrics: OperationMetrics?
+        /// What the transport measured of the latest attempt, if it measures.
+        var transferMetrics: TransferMetrics?
         /// A request that could not be built: the operation fails with this as soon as it starts.
         var preflightError: ConveyorError?
         /// Why `cancel` was called; the first reason wins.

@@ -28,6 +28,11 @@ final class AttemptDelegate: TransportTaskDelegate {
     func transportDisposition(for challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
         operation.disposition(for: challenge)
     }
+    func transportDidCollect(metrics: TransferMetrics) {
+        operation.mutableState.withLock { state in
+            if state.attempt == attempt { state.transferMetrics = metrics }
+        }
+    }
     func transportDidComplete(response: HTTPURLResponse?, error: (any Error)?) {
         operation.attemptDidComplete(response: response, error: error, attempt: attempt)
     }
@@ -40,6 +45,7 @@ extension HTTPRequestOperation {
         let (transport, attempt) = mutableState.withLock { state -> ((any Transport)?, Int) in
             guard !state.completionClaimed, state.state == .executing else { return (nil, 0) }
             state.attempt += 1
+            state.transferMetrics = nil
             state.currentRequest = request
             state.lastActivity = .now()
             return (state.transport, state.attempt)

@@ -20,6 +20,10 @@ public struct OperationMetrics: Sendable, Equatable {
     /// Where the final response came from: the network, or ``HTTPCache`` (directly or
     /// after a `304 Not Modified`).
     public let responseSource: HTTPCache.ResponseSource
+    /// The phases of the final attempt's exchange (DNS, connect, TLS, first byte, total) as
+    /// the transport measured them; nil when the transport reports none (URLSession on
+    /// Linux) or no exchange took place (an answer from the cache).
+    public let transfer: TransferMetrics?
 
     init(state: HTTPRequestOperation.MutableState) {
         let now = DispatchTime.now()
@@ -35,5 +39,6 @@ public struct OperationMetrics: Sendable, Equatable {
         redirectCount = state.redirectCount
         attemptCount = state.retryCount + 1
         responseSource = state.responseSource
+        transfer = state.responseSource == .cache ? nil : state.transferMetrics
     }
 }

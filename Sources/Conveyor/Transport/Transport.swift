@@ -9,8 +9,8 @@ import FoundationNetworking
 /// ``TransportTaskDelegate``: the response head, the body in chunks as they arrive, upload
 /// progress, then exactly one completion. It never follows redirects (operations do, so that
 /// 307/308 keep their body on every platform) and never caches (Conveyor's own cache does).
-/// `URLSessionTransport` is the first implementation; a libcurl one slots in behind the same
-/// protocol.
+/// `URLSessionTransport` and (on Linux) `CurlTransport` implement it; ``TransportFactory``
+/// picks one per client from ``HTTPClient/Configuration/transport``.
 protocol Transport: Sendable {
     /// Starts sending `request`. Events for the task go to `delegate`, serially.
     /// - Parameters:
@@ -41,6 +41,13 @@ protocol TransportTaskDelegate: AnyObject, Sendable {
     /// The server asks for credentials: `.useCredential` with one, or `.cancelAuthenticationChallenge`.
     /// The transport passes nothing else on, so a 401 can never hang.
     func transportDisposition(for challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?)
+    /// The transport measured the exchange; called just before `transportDidComplete`, by
+    /// transports that can (the curl transport).
+    func transportDidCollect(metrics: TransferMetrics)
     /// The exchange ended. `response` is the last response head seen, if any.
     func transportDidComplete(response: HTTPURLResponse?, error: (any Error)?)
+}
+
+extension TransportTaskDelegate {
+    func transportDidCollect(metrics: TransferMetrics) {}
 }

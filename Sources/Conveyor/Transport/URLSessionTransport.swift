@@ -16,18 +16,25 @@ final class URLSessionTransport: Transport {
 
     let session: URLSession
     private let router: URLSessionDelegateRouter
+    /// Why HTTPS requests cannot be sent as configured: URLSession cannot honour custom
+    /// authorities or pins, and silently not checking them would be worse than failing.
+    private let trustError: String?
 
     /// - Parameters:
     ///   - configuration: Copied; its `urlCache` is turned off because URLSession on Linux
     ///     never writes to it and ignores the query when reading it.
-    ///   - allowsInvalidCertificates: Accept any server certificate (Apple platforms only:
-    ///     corelibs URLSession on Linux asks no server-trust question and cannot turn
-    ///     validation off).
-    init(configuration: URLSessionConfiguration, allowsInvalidCertificates: Bool = false) {
+    ///   - tls: Only `allowsInvalidCertificates` is honoured (on Apple platforms: corelibs
+    ///     URLSession on Linux asks no server-trust question and cannot turn validation off);
+    ///     custom authorities and pins make every HTTPS request fail with
+    ///     ``ConveyorError/serverTrustFailed(host:reason:)``.
+    init(configuration: URLSessionConfiguration, tls: TLSConfiguration = .default) {
         let configuration = configuration.copy() as! URLSessionConfiguration
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        router = URLSessionDelegateRouter(allowsInvalidCertificates: allowsInvalidCertificates)
+        router = URLSessionDelegateRouter(allowsInvalidCertificates: tls.allowsInvalidCertificates)
+        trustError = tls.customizesTrust
+            ? "custom certificate authorities and public-key pins need the curl transport (HTTPClient.Configuration.transport = .curl, Linux)"
+            : nil
         let delegateQueue = OperationQueue()
         delegateQueue.name = "org.conveyor.urlsession-delegate"
         // Serial, so the events of one task arrive in order.
@@ -36,6 +43,11 @@ final class URLSessionTransport: Transport {
     }
 
     func startTask(for request: URLRequest, bodyFile: URL?, delegate: any TransportTaskDelegate) -> any TransportTask {
+        if let trustError, request.url?.scheme?.lowercased() == "https" {
+            let error = ConveyorError.serverTrustFailed(host: request.url?.host ?? "the server", reason: trustError)
+            session.delegateQueue.addOperation { delegate.transportDidComplete(response: nil, error: error) }
+            return RefusedTransportTask()
+        }
         var request = request
         // Operations run their own idle timer, which honours fractional seconds (URLSession on
         // Linux truncates them: 0.5 s fires at once). Keep URLSession's timer behind ours.
@@ -63,4 +75,9 @@ struct URLSessionTransportTask: TransportTask, @unchecked Sendable {
     let task: URLSessionTask
 
     func cancel() { task.cancel() }
+}
+
+/// The task of a request the transport refused before sending; there is nothing to cancel.
+struct RefusedTransportTask: TransportTask {
+    func cancel() {}
 }

@@ -135,6 +135,10 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
         inner.transportDisposition(for: challenge)
     }
 
+    func transportDidCollect(metrics: TransferMetrics) {
+        inner.transportDidCollect(metrics: metrics)
+    }
+
     func transportDidComplete(response: HTTPURLResponse?, error: (any Error)?) {
         let (notModified, buffer, head) = state.withLock { ($0.notModified, $0.buffer, $0.response) }
         switch mode {

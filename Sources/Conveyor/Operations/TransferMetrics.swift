@@ -1,0 +1,51 @@
+import Foundation
+
+/// How long each phase of the network exchange behind a response took, as the transport
+/// measured it. Times are seconds from the start of the exchange (the final attempt), so they
+/// grow: `domainLookup ≤ connect ≤ secureConnection ≤ firstByte ≤ total`. A reused connection
+/// shows its lookup and connect times as 0.
+///
+/// Reported by the curl transport (from libcurl's `CURLINFO_*_TIME_T`); corelibs URLSession
+/// on Linux reports no task metrics, so with it ``OperationMetrics/transfer`` is nil.
+public struct TransferMetrics: Sendable, Equatable {
+    /// Until the host name was resolved.
+    public let domainLookup: TimeInterval
+    /// Until the TCP connection was established.
+    public let connect: TimeInterval
+    /// Until the TLS handshake finished; nil for plain HTTP.
+    public let secureConnection: TimeInterval?
+    /// Until the first byte of the response arrived.
+    public let firstByte: TimeInterval
+    /// The whole exchange.
+    public let total: TimeInterval
+    /// The protocol spoken: `"HTTP/1.1"`, `"HTTP/2"`, `"HTTP/1.0"` or `"HTTP/3"`.
+    public let httpVersion: String
+    /// Whether an existing connection carried the exchange.
+    public let reusedConnection: Bool
+    /// The address of the server connected to, if known.
+    public let remoteAddress: String?
+
+    /// Creates metrics (transports, and tests of code that reads them).
+    /// - Parameters:
+    ///   - domainLookup: Seconds until the host name was resolved.
+    ///   - connect: Seconds until the TCP connection was established.
+    ///   - secureConnection: Seconds until the TLS handshake finished; nil without TLS.
+    ///   - firstByte: Seconds until the first response byte.
+    ///   - total: Seconds for the whole exchange.
+    ///   - httpVersion: The protocol spoken.
+    ///   - reusedConnection: Whether an existing connection was used.
+    ///   - remoteAddress: The server's address.
+    public init(
+        domainLookup: TimeInterval, connect: TimeInterval, secureConnection: TimeInterval?, firstByte: TimeInterval,
+        total: TimeInterval, httpVersion: String, reusedConnection: Bool, remoteAddress: String?
+    ) {
+        self.domainLookup = domainLookup
+        self.connect = connect
+        self.secureConnection = secureConnection
+        self.firstByte = firstByte
+        self.total = total
+        self.httpVersion = httpVersion
+        self.reusedConnection = reusedConnection
+        self.remoteAddress = remoteAddress
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import ConveyorLocking
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Turns ``HTTPClient/TransportKind`` into a ``Transport``.
+enum TransportFactory {
+    /// The transport of operations that were not created by a client: `.automatic` with the
+    /// default settings.
+    static let shared: any Transport = {
+        #if os(Linux)
+        if resolve(.automatic, sessionConfiguration: .default) == .curl, let curl = CurlTransport.shared { return curl }
+        #endif
+        return URLSessionTransport.shared
+    }()
+
+    /// A transport for a client with `configuration`.
+    static func make(for configuration: HTTPClient.Configuration) -> any Transport {
+        let kind = resolve(configuration.transport, sessionConfiguration: configuration.sessionConfiguration)
+        #if os(Linux)
+        if kind == .curl {
+            switch CurlLibrary.shared {
+            case let .success(library):
+                let settings = CurlTransport.Settings(sessionConfiguration: configuration.sessionConfiguration, tls: configuration.tls)
+                return CurlTransport(library: library, settings: settings)
+            case let .failure(error):
+                noteFallback("libcurl could not be loaded (\(error)); using URLSession")
+            }
+        }
+        #else
+        if kind == .curl { noteFallback("the curl transport exists on Linux only; using URLSession") }
+        #endif
+        return URLSessionTransport(configuration: configuration.sessionConfiguration, tls: configuration.tls)
+    }
+
+    /// What `.automatic` (or an explicit kind) means here: `.curl` or `.urlSession`.
+    static func resolve(
+        _ kind: HTTPClient.TransportKind, sessionConfiguration: URLSessionConfiguration,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> HTTPClient.TransportKind {
+        guard kind == .automatic else { return kind }
+        switch environment["CONVEYOR_TRANSPORT"]?.lowercased() {
+        case "curl": return .curl
+        case "urlsession": return .urlSession
+        default: break
+        }
+        #if os(Linux)
+        if registersOwnProtocols(sessionConfiguration) { return .urlSession }
+        return (try? CurlLibrary.shared.get()) != nil ? .curl : .urlSession
+        #else
+        return .urlSession
+        #endif
+    }
+
+    /// Whether the configuration lists `URLProtocol` classes beyond Foundation's own (whose
+    /// names start with an underscore on Linux).
+    static func registersOwnProtocols(_ configuration: URLSessionConfiguration) -> Bool {
+        (configuration.protocolClasses ?? []).contains { !String(describing: $0).hasPrefix("_") }
+    }
+
+    private static let notes = Lock(Set<String>())
+
+    /// Prints a note to standard error, once per process and text.
+    static func noteFallback(_ text: String) {
+        guard notes.withLock({ $0.insert(text).inserted }) else { return }
+        FileHandle.standardError.write(Data("Conveyor: \(text).\n".utf8))
+    }
+}
