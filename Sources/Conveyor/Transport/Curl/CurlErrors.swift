@@ -25,7 +25,12 @@ enum CurlErrors {
             NSLocalizedDescriptionKey: text, NSURLErrorFailingURLErrorKey: url,
             "CURLcode": Int(code),
         ]
-        return URLError(urlErrorCode(for: code), userInfo: userInfo)
+        var urlCode = urlErrorCode(for: code)
+        // A malformed chunked body is reported as a receive error; it is the server's fault.
+        if text.lowercased().contains("chunked-encoding") || text.lowercased().contains("chunk") && code == CurlCode.recvError.rawValue {
+            urlCode = .badServerResponse
+        }
+        return URLError(urlCode, userInfo: userInfo)
     }
 
     static func urlErrorCode(for code: Int32) -> URLError.Code {
