@@ -51,12 +51,7 @@ final class BenchServer: Sendable {
     /// never returned here once the script had started the nginx daemon (the shell stayed a
     /// zombie, unreaped).
     private static func runScript(_ script: URL, _ arguments: [String]) throws {
-        let argv = (["/bin/sh", script.path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, "/bin/sh", nil, nil, argv, environ) == 0 else { throw POSIXError(.ENOEXEC) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let status = try ChildProcess.spawn("/bin/sh", [script.path] + arguments)
         guard status == 0 else {
             throw NSError(domain: "conveyor-bench", code: Int(status),
                           userInfo: [NSLocalizedDescriptionKey: "\(script.lastPathComponent) \(arguments.first ?? "") failed"])

@@ -119,6 +119,17 @@ enum MultipartMemory {
 
 /// Runs this benchmark binary again with other arguments and returns what it printed.
 enum ChildProcess {
+    /// Runs `executable` with posix_spawn and waitpid and returns its wait status.
+    static func spawn(_ executable: String, _ arguments: [String]) throws -> Int32 {
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, executable, nil, nil, argv, environ) == 0 else { throw POSIXError(.ENOEXEC) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return status
+    }
+
     static func run(_ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()

@@ -39,7 +39,7 @@ enum Transfers {
     }
 
     /// Scenarios 3 and 4: a large download into memory and to a file, and a 1 MB JSON body decoded.
-    static func run(server: BenchServer, client: HTTPClient, megabytes: Int, jsonItems: Int, reps: Int) async throws -> [Comparison] {
+    static func run(server: BenchServer, client: HTTPClient, label: String, megabytes: Int, jsonItems: Int, reps: Int) async throws -> [Comparison] {
         let body = Data((0..<(megabytes << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 12) })
         try server.serve("large.bin", body, contentType: "application/octet-stream")
         struct Item: Codable, Sendable { let id: Int; let name: String; let tags: [String]; let score: Double; let active: Bool }
@@ -54,13 +54,13 @@ enum Transfers {
         var results: [Comparison] = []
         results.append(try await compare("\(megabytes) MB download into memory", reps: reps,
             raw: ("raw data(for:)", { _ = try await session.data(from: large) }),
-            conveyor: ("Conveyor get", { _ = try await client.get("large.bin") })))
+            conveyor: ("\(label) get", { _ = try await client.get("large.bin") })))
         results.append(try await compare("\(megabytes) MB download to a file", reps: reps,
             raw: ("raw download(for:)", {
                 let (file, _) = try await session.download(from: large)
                 try? FileManager.default.removeItem(at: file)
             }),
-            conveyor: ("Conveyor FileDownloadOperation", {
+            conveyor: ("\(label) FileDownloadOperation", {
                 let file = try await client.download("large.bin", to: .directory(directory), options: [.createIntermediateDirectories, .removePreviousFile])
                 try? FileManager.default.removeItem(at: file)
             })))
@@ -69,7 +69,7 @@ enum Transfers {
                 let (data, _) = try await session.data(from: itemsURL)
                 _ = try JSONDecoder().decode([Item].self, from: data)
             }),
-            conveyor: ("Conveyor get(as:)", { _ = try await client.get("items.json", as: [Item].self) })))
+            conveyor: ("\(label) get(as:)", { _ = try await client.get("items.json", as: [Item].self) })))
         return results
     }
 
@@ -81,6 +81,7 @@ enum RequestMemory {
         let requests: Int
         let rawGrowthKilobytesPerRequest: Double
         let conveyorGrowthKilobytesPerRequest: Double
+        let curlGrowthKilobytesPerRequest: Double
     }
 
     static func measure(requests: Int) throws -> Result {
@@ -92,7 +93,10 @@ enum RequestMemory {
         let raw = try child("raw", server: server, requests: requests)
         server.clearReceivedRequests()
         let conveyor = try child("conveyor", server: server, requests: requests)
-        return Result(requests: requests, rawGrowthKilobytesPerRequest: raw, conveyorGrowthKilobytesPerRequest: conveyor)
+        server.clearReceivedRequests()
+        let curl = try child("conveyor-curl", server: server, requests: requests)
+        return Result(requests: requests, rawGrowthKilobytesPerRequest: raw, conveyorGrowthKilobytesPerRequest: conveyor,
+                      curlGrowthKilobytesPerRequest: curl)
     }
 
     private static func child(_ kind: String, server: LocalHTTPServer, requests: Int) throws -> Double {
@@ -103,7 +107,9 @@ enum RequestMemory {
     /// request in kB, from /proc/self/status VmRSS.
     static func runChild(kind: String, baseURL: URL, requests: Int) async throws {
         let session = URLSession(configuration: .default)
-        let client = HTTPClient(baseURL: baseURL)
+        var configuration = HTTPClient.Configuration()
+        configuration.transport = kind == "conveyor-curl" ? .curl : .urlSession
+        let client = HTTPClient(baseURL: baseURL, configuration: configuration)
         let url = baseURL.appendingPathComponent("tiny")
         let raw: @Sendable () async throws -> Void = { _ = try await session.data(from: url) }
         let conveyor: @Sendable () async throws -> Void = { _ = try await client.get("tiny") }

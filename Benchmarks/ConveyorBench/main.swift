@@ -60,7 +60,10 @@ var configuration = HTTPClient.Configuration.default
 configuration.maximumConcurrentOperations = 16
 // Like with like: corelibs URLSession caches nothing, and nginx's files carry validators.
 configuration.cache = nil
+configuration.transport = .urlSession
 let client = HTTPClient(baseURL: server.baseURL, configuration: configuration)
+configuration.transport = .curl
+let curlClient = HTTPClient(baseURL: server.baseURL, configuration: configuration)
 
 typealias Fetch = @Sendable () async throws -> Void
 let clients: [(name: String, isConveyor: Bool, fetch: Fetch)] = [
@@ -85,6 +88,12 @@ let clients: [(name: String, isConveyor: Bool, fetch: Fetch)] = [
         }
     }),
     ("Conveyor async", true, { _ = try await client.get("small.json") }),
+    ("Conveyor curl callback", true, {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            curlClient.get("small.json", success: { _, _ in continuation.resume() }, failure: { _, error in continuation.resume(throwing: error) })
+        }
+    }),
+    ("Conveyor curl async", true, { _ = try await curlClient.get("small.json") }),
 ]
 
 // --profile NAME: only that client, `--requests` sequential GETs after one warm-up, nothing
@@ -117,27 +126,45 @@ func measure(_ fetch: @escaping Fetch, inFlight: Int) async throws -> Double {
     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }
 
-struct Row: Codable { let scenario: String; let client: String; let medianSeconds: Double; let microsecondsPerRequest: Double; let ratioToRawDelegate: Double?; let ratioToRawData: Double? }
+struct Row: Codable {
+    let scenario: String; let client: String; let medianSeconds: Double; let microsecondsPerRequest: Double
+    let ratioToRawDelegate: Double?; let ratioToRawData: Double?
+    /// Throughput against the `curl` command line (its time / this time; above 1 is faster).
+    let speedVersusCurlCLI: Double?
+}
 var rows: [Row] = []
+let commandLine = CurlCommandLine(url: url, requests: requestCount)
 for (scenario, inFlight) in [("\(requestCount) sequential small GETs", 1), ("\(requestCount) small GETs, 16 in flight", 16)] {
     // Warm up connections once per client, then interleave clients rep by rep.
     for entry in clients { try await entry.fetch() }
     var samples = Array(repeating: [Double](), count: clients.count)
+    var cliSamples: [Double] = []
     for _ in 0..<reps {
         for (index, entry) in clients.enumerated() { samples[index].append(try await measure(entry.fetch, inFlight: inFlight)) }
+        if let cli = commandLine?.seconds(inFlight: inFlight) { cliSamples.append(cli) }
     }
     let medians = samples.map { $0.sorted()[$0.count / 2] }
     let rawData = medians[0], rawDelegateMedian = medians[2]
+    let cliMedian = cliSamples.isEmpty ? nil : cliSamples.sorted()[cliSamples.count / 2]
     for (index, entry) in clients.enumerated() {
         rows.append(Row(scenario: scenario, client: entry.name, medianSeconds: medians[index],
                         microsecondsPerRequest: medians[index] / Double(requestCount) * 1e6,
                         ratioToRawDelegate: entry.isConveyor ? medians[index] / rawDelegateMedian : nil,
-                        ratioToRawData: entry.isConveyor ? medians[index] / rawData : nil))
+                        ratioToRawData: entry.isConveyor ? medians[index] / rawData : nil,
+                        speedVersusCurlCLI: entry.isConveyor ? cliMedian.map { $0 / medians[index] } : nil))
+    }
+    if let cliMedian {
+        rows.append(Row(scenario: scenario, client: "curl command line", medianSeconds: cliMedian,
+                        microsecondsPerRequest: cliMedian / Double(requestCount) * 1e6,
+                        ratioToRawDelegate: nil, ratioToRawData: nil, speedVersusCurlCLI: nil))
     }
 }
 // 12,000 items encode to about 1 MB of JSON.
-let comparisons = try await Transfers.run(server: server, client: client, megabytes: option("--download-mb") ?? (smoke ? 1 : 50),
-                                          jsonItems: smoke ? 50 : 12_000, reps: reps)
+var comparisons: [Comparison] = []
+for (label, transferClient) in [("Conveyor", client), ("Conveyor curl", curlClient)] {
+    comparisons += try await Transfers.run(server: server, client: transferClient, label: label, megabytes: option("--download-mb") ?? (smoke ? 1 : 50),
+                                           jsonItems: smoke ? 50 : 12_000, reps: reps)
+}
 server.stop()
 let requestMemory = try RequestMemory.measure(requests: option("--memory-requests") ?? (smoke ? 200 : 100_000))
 
@@ -160,7 +187,9 @@ if arguments.contains("--json") {
     var scenario = ""
     for row in rows {
         if row.scenario != scenario { scenario = row.scenario; print("\n\(scenario)") }
-        let ratios = row.ratioToRawDelegate.map { String(format: "  %.2fx raw delegate, %.2fx raw data(for:)", $0, row.ratioToRawData!) } ?? ""
+        var ratios = row.ratioToRawDelegate.map { String(format: "  %.2fx raw delegate, %.2fx raw data(for:)", $0, row.ratioToRawData!) } ?? ""
+        if let rawData = row.ratioToRawData { ratios += String(format: " (%.1fx its speed)", 1 / rawData) }
+        if let cli = row.speedVersusCurlCLI { ratios += String(format: ", %.2fx curl CLI speed", cli) }
         let name = row.client.padding(toLength: 24, withPad: " ", startingAt: 0)
         print("  \(name)" + String(format: " %8.3f s  %7.1f µs/request", row.medianSeconds, row.microsecondsPerRequest) + ratios)
     }
@@ -170,7 +199,8 @@ if arguments.contains("--json") {
         print("  \(comparison.conveyor.padding(toLength: 32, withPad: " ", startingAt: 0))" + String(format: " %8.3f s  %.2fx raw", comparison.conveyorMedianSeconds, comparison.ratio))
     }
     print("\n\(requestMemory.requests) small GETs through one client/session, each in a child process: RSS growth per request")
-    print(String(format: "  raw URLSession %.3f kB, Conveyor %.3f kB", requestMemory.rawGrowthKilobytesPerRequest, requestMemory.conveyorGrowthKilobytesPerRequest))
+    print(String(format: "  raw URLSession %.3f kB, Conveyor on URLSession %.3f kB, Conveyor on curl %.3f kB",
+                 requestMemory.rawGrowthKilobytesPerRequest, requestMemory.conveyorGrowthKilobytesPerRequest, requestMemory.curlGrowthKilobytesPerRequest))
     print("\n\(multipart.megabytes) MB multipart upload from a file, and download to a file, each in a child process")
     print(String(format: "  upload:   peak RSS %.1f MB (a child that only starts a client: %.1f MB), %.2f s, server received %d bytes",
                  multipart.peakRSSMegabytes, multipart.baselineRSSMegabytes, multipart.seconds, multipart.bytesReceived))

@@ -21,9 +21,9 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// The value for a header name (case-insensitive); setting `nil` removes the field.
     public subscript(name: String) -> String? {
-        get { fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value }
+        get { fields.first { $0.name.equalsIgnoringASCIICase(name) }?.value }
         set {
-            let index = fields.firstIndex { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            let index = fields.firstIndex { $0.name.equalsIgnoringASCIICase(name) }
             switch (index, newValue) {
             case let (index?, value?): fields[index].value = value
             case let (index?, nil): fields.remove(at: index)
@@ -49,7 +49,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// Fields compare equal when they have the same names (ignoring case), values and order.
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
         lhs.fields.count == rhs.fields.count && zip(lhs.fields, rhs.fields).allSatisfy {
-            $0.name.caseInsensitiveCompare($1.name) == .orderedSame && $0.value == $1.value
+            $0.name.equalsIgnoringASCIICase($1.name) && $0.value == $1.value
         }
     }
 

@@ -24,6 +24,3 @@ private let linuxCallbackQueue = DispatchQueue(label: "org.conveyor.callbacks", 
 let conveyorProcessingQueue = DispatchQueue(
     label: "org.conveyor.processing", qos: .userInitiated, attributes: .concurrent
 )
-
-/// Runs the idle-timeout timers of all operations.
-let conveyorTimerQueue = DispatchQueue(label: "org.conveyor.timers", qos: .userInitiated)

@@ -13,7 +13,7 @@ extension URLRequest {
     /// avoids the call; names compare case-insensitively and keep the caller's spelling.
     mutating func setHeader(_ value: String?, for name: String) {
         var fields = allHTTPHeaderFields ?? [:]
-        if let existing = fields.keys.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+        if let existing = fields.keys.first(where: { $0.equalsIgnoringASCIICase(name) }) {
             fields.removeValue(forKey: existing)
         }
         fields[name] = value
@@ -24,17 +24,11 @@ extension URLRequest {
     mutating func setHeaders(_ headers: HTTPHeaders) {
         var fields = allHTTPHeaderFields ?? [:]
         for (name, value) in headers {
-            if let existing = fields.keys.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+            if let existing = fields.keys.first(where: { $0.equalsIgnoringASCIICase(name) }) {
                 fields.removeValue(forKey: existing)
             }
             fields[name] = value
         }
         allHTTPHeaderFields = fields
-    }
-
-    /// The value of a header field, matched case-insensitively (without corelibs'
-    /// `value(forHTTPHeaderField:)`, which allocates a title-cased copy of every name).
-    func headerValue(for name: String) -> String? {
-        allHTTPHeaderFields?.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 }

@@ -65,7 +65,7 @@ extension HTTPRequestOperation {
     /// operations start over. No finish notification is posted: the operation has not ended.
     /// Does nothing once finished or cancelled.
     public func pause() {
-        let stopped = mutableState.withLock { state -> (task: (any TransportTask)?, timers: [UncheckedSendableBox<any DispatchSourceTimer>], file: ResponseBodyFile?)? in
+        let stopped = mutableState.withLock { state -> (task: (any TransportTask)?, timers: [DeadlineTimer], file: ResponseBodyFile?)? in
             guard !state.completionClaimed, state.state == .ready || state.state == .executing else { return nil }
             guard state.state == .executing else { return (nil, [], nil) }
             state.attempt += 1
@@ -82,7 +82,7 @@ extension HTTPRequestOperation {
             return (state.task, state.takeTimers(), state.bodyFile)
         }
         guard let stopped, !isCancelled else { return }
-        stopped.timers.forEach { $0.value.cancel() }
+        stopped.timers.forEach { $0.cancel() }
         stopped.task?.cancel()
         do {
             try stopped.file?.close()
@@ -141,12 +141,8 @@ extension HTTPRequestOperation {
         }
     }
 
-    func makeTimer(after seconds: TimeInterval, handler: @escaping @Sendable () -> Void) -> UncheckedSendableBox<any DispatchSourceTimer> {
-        let timer = DispatchSource.makeTimerSource(queue: conveyorTimerQueue)
-        timer.setEventHandler(handler: handler)
-        timer.schedule(deadline: .now() + seconds, leeway: .milliseconds(1))
-        timer.resume()
-        return UncheckedSendableBox(value: timer)
+    func makeTimer(after seconds: TimeInterval, handler: @escaping @Sendable () -> Void) -> DeadlineTimer {
+        DeadlineScheduler.shared.schedule(after: seconds, handler: handler)
     }
 
     /// Idle means no byte moved for `interval`. Rather than rescheduling on every chunk, the
@@ -159,7 +155,7 @@ extension HTTPRequestOperation {
         guard let timer else { return }
         // Waiting between attempts (a retry's backoff) is not idleness of the transfer.
         if remaining > 0.001 || waiting {
-            timer.value.schedule(deadline: .now() + max(remaining, interval / 4), leeway: .milliseconds(1))
+            timer.schedule(after: max(remaining, interval / 4))
         } else {
             fail(.timedOut(.idle, after: interval), response: nil, retryable: true)
         }

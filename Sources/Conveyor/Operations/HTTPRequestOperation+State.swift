@@ -72,9 +72,9 @@ extension HTTPRequestOperation {
         /// The `ETag` or `Last-Modified` sent as `If-Range` with that `Range` request.
         var resumeValidator: String?
         /// Dispatch sources are thread-safe; the box only tells the compiler so.
-        var idleTimer: UncheckedSendableBox<any DispatchSourceTimer>?
-        var resourceTimer: UncheckedSendableBox<any DispatchSourceTimer>?
-        var retryTimer: UncheckedSendableBox<any DispatchSourceTimer>?
+        var idleTimer: DeadlineTimer?
+        var resourceTimer: DeadlineTimer?
+        var retryTimer: DeadlineTimer?
         var lastActivity = DispatchTime.now()
         var startDate: Date?
         var startTime: DispatchTime?
@@ -124,7 +124,7 @@ extension HTTPRequestOperation {
         }
 
         /// Takes every timer out of the state, for the caller to cancel outside the lock.
-        mutating func takeTimers() -> [UncheckedSendableBox<any DispatchSourceTimer>] {
+        mutating func takeTimers() -> [DeadlineTimer] {
             defer {
                 idleTimer = nil
                 resourceTimer = nil
@@ -156,7 +156,7 @@ extension HTTPRequestOperation {
     /// Ends the operation with `result`. The first call wins; later ones (a transport
     /// completion racing a cancel or a timeout) do nothing.
     func finish(_ result: Result<UncheckedSendableBox<Any?>, ConveyorError>) {
-        let claimed = mutableState.withLock { state -> (task: (any TransportTask)?, timers: [UncheckedSendableBox<any DispatchSourceTimer>], file: ResponseBodyFile?)? in
+        let claimed = mutableState.withLock { state -> (task: (any TransportTask)?, timers: [DeadlineTimer], file: ResponseBodyFile?)? in
             guard !state.completionClaimed else { return nil }
             state.completionClaimed = true
             state.attempt += 1
@@ -169,7 +169,7 @@ extension HTTPRequestOperation {
             return (state.task, state.takeTimers(), state.bodyFile)
         }
         guard let claimed else { return }
-        claimed.timers.forEach { $0.value.cancel() }
+        claimed.timers.forEach { $0.cancel() }
         // A multipart body file Conveyor wrote is removed however the operation ended, and so
         // is a partial download that did not succeed.
         UploadBodyFiles.shared.finish(request)

@@ -1,9 +1,12 @@
 import Foundation
 import Synchronization
 
-/// An HTTPS server with a self-signed certificate made for the test: `openssl` generates the
-/// certificate, Python's `ssl` module serves it on a random loopback port. It answers every
-/// GET with 200 "secure". Stopped (and its files removed) when released.
+/// An HTTPS server with a certificate from a throwaway certificate authority made for the
+/// test. `openssl` makes the CA and the server's certificate (for 127.0.0.1 and localhost);
+/// hypercorn (installed into `.build/tls-venv` on first use, like httpbin) serves it on a
+/// random loopback port with ALPN offering HTTP/2 and HTTP/1.1. Every request gets 200
+/// "secure" with `X-HTTP-Version` saying which protocol the server spoke. Stopped, and its
+/// files removed, when released; it also stops by itself when the test process is gone.
 final class TLSTestServer: Sendable {
     struct SetupError: Error, CustomStringConvertible {
         let description: String
@@ -11,54 +14,57 @@ final class TLSTestServer: Sendable {
 
     let port: Int
     let directory: URL
+    /// The CA's certificate (PEM): trusting it makes the server's certificate valid.
+    let certificateAuthority: URL
+    /// The base64 SHA-256 of the server certificate's SubjectPublicKeyInfo.
+    let publicKeyPin: String
     private let process: Process.Box
 
     var baseURL: URL { URL(string: "https://127.0.0.1:\(port)/")! }
 
-    private static let script = """
-    import http.server, ssl, sys
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain")
-            self.send_header("Content-Length", "6")
-            self.end_headers()
-            self.wfile.write(b"secure")
-        def log_message(self, *args):
-            pass
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(sys.argv[1], sys.argv[2])
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    print(server.server_address[1], flush=True)
-    server.serve_forever()
-    """
-
-    /// Starts a server off Swift Concurrency's pool: generating the key and starting Python
-    /// block for a few hundred milliseconds.
-    static func start() async throws -> TLSTestServer {
+    /// The server named `name`, made and started on first use and shared by the tests of the
+    /// run (each start makes two RSA keys and a Python process: CPU the timing tests need).
+    /// The work runs off Swift Concurrency's pool: key generation, pip and Python block.
+    static func shared(_ name: String = "main") async throws -> TLSTestServer {
         try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try TLSTestServer() }) }
+            Thread.detachNewThread {
+                continuation.resume(with: Result {
+                    try servers.withLock { servers in
+                        if let server = servers[name] { return server }
+                        let server = try TLSTestServer()
+                        servers[name] = server
+                        return server
+                    }
+                })
+            }
         }
     }
 
+    private static let servers = Mutex<[String: TLSTestServer]>([:])
+
     private init() throws {
+        let venv = try PythonTools.hypercorn()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let certificate = directory.appendingPathComponent("cert.pem").path
-        let key = directory.appendingPathComponent("key.pem").path
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        openssl.arguments = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate,
-                             "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
-        openssl.standardOutput = FileHandle.nullDevice
-        openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
-        guard openssl.terminationStatus == 0 else { throw SetupError(description: "openssl could not make a certificate") }
+        func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        try Data("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n".utf8)
+            .write(to: directory.appendingPathComponent("leaf.ext"))
+        let steps: [[String]] = [
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", path("ca.key"), "-out", path("ca.pem"), "-days", "2",
+             "-subj", "/CN=Conveyor Throwaway Test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+             "-addext", "keyUsage=critical,keyCertSign,cRLSign"],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", path("leaf.key"), "-out", path("leaf.csr"), "-subj", "/CN=127.0.0.1"],
+            ["x509", "-req", "-in", path("leaf.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"), "-CAcreateserial",
+             "-out", path("leaf.pem"), "-days", "2", "-extfile", path("leaf.ext")],
+        ]
+        for arguments in steps { _ = try PythonTools.run("/usr/bin/env", ["openssl"] + arguments, what: "openssl \(arguments[0])") }
+        certificateAuthority = directory.appendingPathComponent("ca.pem")
+        let pin = try PythonTools.run("/bin/sh", ["-c", "openssl x509 -in '\(path("leaf.pem"))' -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"], what: "computing the pin")
+        publicKeyPin = pin.trimmingCharacters(in: .whitespacesAndNewlines)
+
         let python = Process()
-        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        python.arguments = ["python3", "-c", Self.script, certificate, key]
+        python.executableURL = venv.appendingPathComponent("bin/python")
+        python.arguments = ["-c", Self.script, String(ProcessInfo.processInfo.processIdentifier), path("leaf.pem"), path("leaf.key")]
         let output = Pipe()
         python.standardOutput = output
         python.standardError = FileHandle.nullDevice
@@ -70,7 +76,7 @@ final class TLSTestServer: Sendable {
         }
         guard let port = Int(String(decoding: line, as: UTF8.self)) else {
             python.terminate()
-            throw SetupError(description: "the Python TLS server did not start")
+            throw SetupError(description: "the hypercorn TLS server did not start")
         }
         self.port = port
         self.process = Process.Box(python)
@@ -79,6 +85,88 @@ final class TLSTestServer: Sendable {
     deinit {
         process.value.terminate()
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Binds the port, prints it, serves with hypercorn (HTTP/2 and HTTP/1.1 over TLS) and
+    /// stops when its parent (the test process) is gone.
+    private static let script = """
+    import asyncio, os, socket, sys
+    from hypercorn.asyncio import serve
+    from hypercorn.config import Config
+    parent, certificate, key = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    async def app(scope, receive, send):
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        await send({"type": "http.response.start", "status": 200, "headers": [
+            (b"content-type", b"text/plain"), (b"x-http-version", scope["http_version"].encode())]})
+        await send({"type": "http.response.body", "body": b"secure"})
+    async def orphaned():
+        while os.getppid() == parent:
+            await asyncio.sleep(0.5)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    sock.set_inheritable(True)
+    config = Config()
+    config.bind = ["fd://%d" % sock.fileno()]
+    config.certfile, config.keyfile = certificate, key
+    config.alpn_protocols = ["h2", "http/1.1"]
+    config.accesslog = None
+    config.errorlog = None
+    print(sock.getsockname()[1], flush=True)
+    asyncio.run(serve(app, config, shutdown_trigger=orphaned))
+    """
+}
+
+/// Python tools for tests, installed once into virtualenvs under `.build/`.
+enum PythonTools {
+    private static let installLock = Mutex(())
+
+    /// The virtualenv holding hypercorn (HTTP/2 over TLS), installing it on first use.
+    static func hypercorn() throws -> URL {
+        try installLock.withLock { _ in
+            let venv = packageRoot.appendingPathComponent(".build/tls-venv")
+            let marker = venv.appendingPathComponent(".conveyor-installed")
+            if FileManager.default.fileExists(atPath: marker.path) { return venv }
+            try? FileManager.default.removeItem(at: venv)
+            _ = try run("/usr/bin/env", ["python3", "-m", "venv", venv.path], what: "creating .build/tls-venv (is python3-venv installed?)")
+            _ = try run(venv.appendingPathComponent("bin/pip").path, ["install", "--quiet", "--disable-pip-version-check", "hypercorn"],
+                        what: "pip install hypercorn (is PyPI reachable?)")
+            _ = FileManager.default.createFile(atPath: marker.path, contents: Data())
+            return venv
+        }
+    }
+
+    private static var packageRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    /// Runs a command to its end (on the caller's thread, which is never the test pool's).
+    /// - Returns: Its standard output.
+    @discardableResult
+    static func run(_ executable: String, _ arguments: [String], what: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        do { try process.run() } catch { throw TLSTestServer.SetupError(description: "\(what): \(error)") }
+        let text = output.fileHandleForReading.readDataToEndOfFile()
+        let errorText = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw TLSTestServer.SetupError(description: "\(what) failed (\(process.terminationStatus)): \(String(decoding: errorText, as: UTF8.self))")
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }
 

@@ -5,23 +5,6 @@ import Testing
 
 @Suite("Security: TLS validation, redaction, header injection")
 struct SecurityTests {
-    @Test("A self-signed certificate is refused by default with serverTrustFailed naming the host")
-    func selfSignedRefused() async throws {
-        let tls = try await TLSTestServer.start()
-        var configuration = HTTPClient.Configuration.default
-        configuration.cache = nil
-        configuration.monitorsReachability = false
-        let client = HTTPClient(baseURL: tls.baseURL, configuration: configuration)
-        await #expect {
-            try await client.get("anything")
-        } throws: { error in
-            guard case let .serverTrustFailed(host, reason) = error as? ConveyorError else { return false }
-            return host == "127.0.0.1" && reason.lowercased().contains("certificate")
-        }
-        #expect(!HTTPClient.Configuration.default.allowsInvalidCertificates)
-        withExtendedLifetime(tls) {}
-    }
-
     @Test("Error descriptions never contain the Authorization value, even when the body echoes it")
     func errorsRedactCredentials() async throws {
         try await withServer { server, client in

@@ -127,7 +127,9 @@ final class CurlTransfer: @unchecked Sendable {
         curl.setOption(handle, .writeData, pointer: userData)
         // An explicit Accept-Encoding is sent as given (and decoded where libcurl can);
         // otherwise every encoding libcurl decodes is offered.
-        curl.setOption(handle, .acceptEncoding, request.headerValue(for: "Accept-Encoding") ?? "")
+        let headers = request.allHTTPHeaderFields ?? [:]
+        let acceptEncoding = headers.first { $0.key.equalsIgnoringASCIICase("Accept-Encoding") }?.value
+        curl.setOption(handle, .acceptEncoding, acceptEncoding ?? "")
         settings.applyTLS(to: handle, library: curl)
 
         switch method {
@@ -154,7 +156,7 @@ final class CurlTransfer: @unchecked Sendable {
             curl.setOption(handle, .userPassword, "\(user):\(password)")
             curl.setOption(handle, .httpAuth, scheme)
         }
-        let list = headerList(hasBody: body != nil, answer: answer)
+        let list = headerList(headers, answer: answer)
         let previous = state.withLock { state -> UncheckedSendableBox<Handle?> in
             defer { state.headerList = UncheckedSendableBox(value: list) }
             return state.headerList
@@ -167,8 +169,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// The request's headers as a curl_slist: the request's own, the session's additional
     /// ones it does not override, cookies, the chosen credentials, and no `Expect` (libcurl
     /// would wait a second for `100 Continue` before larger bodies).
-    private func headerList(hasBody: Bool, answer: ChallengeAnswer?) -> Handle? {
-        var headers = request.allHTTPHeaderFields ?? [:]
+    private func headerList(_ headers: [String: String], answer: ChallengeAnswer?) -> Handle? {
+        var headers = headers
         var names = Set(headers.keys.map { $0.lowercased() })
         for (name, value) in settings.additionalHeaders where !names.contains(name.lowercased()) {
             headers[name] = value
@@ -182,7 +184,7 @@ final class CurlTransfer: @unchecked Sendable {
         func append(_ line: String) {
             list = line.withCString { library.slistAppend(list, $0) } ?? list
         }
-        for (name, value) in headers where name.caseInsensitiveCompare("Accept-Encoding") != .orderedSame {
+        for (name, value) in headers where !name.equalsIgnoringASCIICase("Accept-Encoding") {
             // "Name;" is libcurl's spelling of a header with an empty value ("Name:" removes one).
             append(value.isEmpty ? "\(name);" : "\(name): \(value)")
         }
