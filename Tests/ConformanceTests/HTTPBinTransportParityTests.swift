@@ -45,6 +45,11 @@ struct HTTPBinTransportParityTests {
         let deleted = try await client.get("cookies/delete", parameters: ["size": ""], as: Cookies.self)
         #expect(deleted.cookies.isEmpty)
         #expect(storage.cookies?.isEmpty ?? true)
+
+        // A positive Max-Age becomes the stored cookie's expiry.
+        _ = try await client.get("response-headers", parameters: ["Set-Cookie": "keep=1; Max-Age=3600; Path=/"])
+        let expiry = try #require(storage.cookies?.first { $0.name == "keep" }?.expiresDate)
+        #expect(abs(expiry.timeIntervalSinceNow - 3600) < 60)
     }
 
     struct Decoded: Decodable, Sendable { let gzipped: Bool?; let deflated: Bool?; let brotli: Bool? }

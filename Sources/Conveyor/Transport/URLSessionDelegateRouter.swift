@@ -14,10 +14,17 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, @uncheck
     private let delegates = Lock<[Int: any TransportTaskDelegate]>([:])
     /// Whether server trust challenges are accepted whatever the certificate (Apple platforms).
     let allowsInvalidCertificates: Bool
+    /// Where the cookies of each response head go.
+    let cookies: TransportCookies
 
-    init(allowsInvalidCertificates: Bool) {
+    init(allowsInvalidCertificates: Bool, cookies: TransportCookies) {
         self.allowsInvalidCertificates = allowsInvalidCertificates
+        self.cookies = cookies
         super.init()
+    }
+
+    private func storeCookies(of response: HTTPURLResponse, for task: URLSessionTask) {
+        if let request = task.currentRequest ?? task.originalRequest { cookies.store(from: response, for: request) }
     }
 
     func register(_ delegate: any TransportTaskDelegate, for task: URLSessionTask) {
@@ -33,6 +40,7 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, @uncheck
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         if let http = response as? HTTPURLResponse {
+            storeCookies(of: http, for: dataTask)
             delegate(for: dataTask)?.transportDidReceive(response: http)
         }
         completionHandler(.allow)
@@ -88,6 +96,8 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, @uncheck
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        // A refused redirect's 3xx reaches only this callback, and may set cookies too.
+        if let http = task.response as? HTTPURLResponse { storeCookies(of: http, for: task) }
         let delegate = delegates.withLock { $0.removeValue(forKey: task.taskIdentifier) }
         delegate?.transportDidComplete(response: task.response as? HTTPURLResponse, error: error)
     }

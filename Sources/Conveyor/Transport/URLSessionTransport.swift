@@ -16,6 +16,7 @@ final class URLSessionTransport: Transport {
 
     let session: URLSession
     private let router: URLSessionDelegateRouter
+    private let cookies: TransportCookies
     /// Why HTTPS requests cannot be sent as configured: URLSession cannot honour custom
     /// authorities or pins, and silently not checking them would be worse than failing.
     private let trustError: String?
@@ -31,7 +32,10 @@ final class URLSessionTransport: Transport {
         let configuration = configuration.copy() as! URLSessionConfiguration
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        router = URLSessionDelegateRouter(allowsInvalidCertificates: tls.allowsInvalidCertificates)
+        // Conveyor sends and stores cookies itself (TransportCookies), as the curl transport does.
+        cookies = TransportCookies(configuration)
+        configuration.httpShouldSetCookies = false
+        router = URLSessionDelegateRouter(allowsInvalidCertificates: tls.allowsInvalidCertificates, cookies: cookies)
         trustError = tls.customizesTrust
             ? "custom certificate authorities and public-key pins need the curl transport (HTTPClient.Configuration.transport = .curl, Linux)"
             : nil
@@ -52,6 +56,7 @@ final class URLSessionTransport: Transport {
         // Operations run their own idle timer, which honours fractional seconds (URLSession on
         // Linux truncates them: 0.5 s fires at once). Keep URLSession's timer behind ours.
         request.timeoutInterval = request.timeoutInterval.rounded(.up) + 1
+        if let cookie = cookies.header(for: request) { request.setHeader(cookie, for: "Cookie") }
         let task: URLSessionTask
         if let bodyFile {
             request.httpBodyStream = nil

@@ -44,9 +44,10 @@ final class TLSTestServer: Sendable {
 
     private init() throws {
         let venv = try PythonTools.hypercorn()
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-tls-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-tls-\(UUID().uuidString)")
+        self.directory = directory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        let path = { (name: String) in directory.appendingPathComponent(name).path }
         try Data("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n".utf8)
             .write(to: directory.appendingPathComponent("leaf.ext"))
         let steps: [[String]] = [

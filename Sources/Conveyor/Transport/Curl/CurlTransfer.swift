@@ -176,9 +176,7 @@ final class CurlTransfer: @unchecked Sendable {
             headers[name] = value
             names.insert(name.lowercased())
         }
-        if request.httpShouldHandleCookies, !names.contains("cookie"), let cookie = settings.cookieHeader(for: url) {
-            headers["Cookie"] = cookie
-        }
+        if let cookie = settings.cookies.header(for: request) { headers["Cookie"] = cookie }
         if case let .header(name, value) = answer { headers[name] = value }
         var list: Handle?
         func append(_ line: String) {
@@ -204,7 +202,7 @@ final class CurlTransfer: @unchecked Sendable {
             }
             let head = state.head
             guard let response = head.response(for: url) else { return nil }
-            settings.storeCookies(head.values(of: "Set-Cookie"), from: url, request: request)
+            settings.cookies.store(head.values(of: "Set-Cookie"), from: url, for: request)
             if response.statusCode == 401 || response.statusCode == 407 {
                 state.held = (response, head, Data())
                 return nil
@@ -327,11 +325,17 @@ final class CurlTransfer: @unchecked Sendable {
         default: version = "HTTP/1.1"
         }
         let secure = url.scheme?.lowercased() == "https"
+        let reused = library.info(handle, long: .numConnects) == 0
+        // libcurl reports a reused connection's phases as 0 or as tiny leftovers; make them 0
+        // and keep the rest in order, as the type promises.
+        let lookup = reused ? 0 : seconds(.nameLookupTime)
+        let connect = reused ? 0 : max(lookup, seconds(.connectTime))
+        let handshake = secure ? (reused ? 0 : max(connect, seconds(.appConnectTime))) : nil
+        let firstByte = max(handshake ?? connect, seconds(.startTransferTime))
         return TransferMetrics(
-            domainLookup: seconds(.nameLookupTime), connect: seconds(.connectTime),
-            secureConnection: secure ? seconds(.appConnectTime) : nil, firstByte: seconds(.startTransferTime),
-            total: seconds(.totalTime), httpVersion: version,
-            reusedConnection: library.info(handle, long: .numConnects) == 0, remoteAddress: library.info(handle, string: .primaryIP))
+            domainLookup: lookup, connect: connect, secureConnection: handshake, firstByte: firstByte,
+            total: max(firstByte, seconds(.totalTime)), httpVersion: version,
+            reusedConnection: reused, remoteAddress: library.info(handle, string: .primaryIP))
     }
 }
 

@@ -48,12 +48,8 @@ struct CurlTransportTask: TransportTask {
 
 extension CurlTransport {
     /// What the transport takes from the client's configuration, fixed at creation.
-    struct Settings: @unchecked Sendable {
-        // @unchecked: `cookieStorage` is a thread-safe Foundation class; everything else is
-        // an immutable value.
-
-        let cookieStorage: HTTPCookieStorage?
-        let cookieAcceptPolicy: HTTPCookie.AcceptPolicy
+    struct Settings: Sendable {
+        let cookies: TransportCookies
         let additionalHeaders: [String: String]
         let maximumConnectionsPerHost: Int
         let tls: TLSConfiguration
@@ -65,8 +61,7 @@ extension CurlTransport {
         let trustError: String?
 
         init(sessionConfiguration: URLSessionConfiguration, tls: TLSConfiguration) {
-            cookieStorage = sessionConfiguration.httpShouldSetCookies ? sessionConfiguration.httpCookieStorage : nil
-            cookieAcceptPolicy = sessionConfiguration.httpCookieAcceptPolicy
+            cookies = TransportCookies(sessionConfiguration)
             var headers: [String: String] = [:]
             for (name, value) in sessionConfiguration.httpAdditionalHeaders ?? [:] {
                 if let name = name as? String { headers[name] = "\(value)" }
@@ -107,24 +102,6 @@ extension CurlTransport {
                     library.setOption(handle, .caInfoBlob, pointer: &blob)
                 }
             }
-        }
-
-        /// The `Cookie` header for a request to `url`, if the storage has cookies for it.
-        func cookieHeader(for url: URL) -> String? {
-            guard let cookieStorage, let cookies = cookieStorage.cookies(for: url), !cookies.isEmpty else { return nil }
-            return HTTPCookie.requestHeaderFields(with: cookies)["Cookie"]
-        }
-
-        /// Stores the cookies of a response's `Set-Cookie` lines (each parsed on its own: a
-        /// joined list is ambiguous, since `Expires` dates contain commas).
-        func storeCookies(_ lines: [String], from url: URL, request: URLRequest) {
-            guard let cookieStorage, !lines.isEmpty, request.httpShouldHandleCookies, cookieAcceptPolicy != .never else { return }
-            var cookies: [HTTPCookie] = []
-            for line in lines {
-                cookies += HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": line], for: url)
-            }
-            guard !cookies.isEmpty else { return }
-            cookieStorage.setCookies(cookies, for: url, mainDocumentURL: request.mainDocumentURL ?? url)
         }
     }
 }
