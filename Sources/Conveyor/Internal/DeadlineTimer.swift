@@ -2,7 +2,8 @@ import Foundation
 import ConveyorLocking
 
 /// A one-shot timer on the shared ``DeadlineScheduler``: fires its handler once at its
-/// deadline unless cancelled first; `schedule(after:)` moves the deadline.
+/// deadline unless cancelled first; `schedule(after:)` arms it again (also from its handler).
+/// Releasing the timer cancels it.
 final class DeadlineTimer: Sendable {
     let id: UInt64
     private let scheduler: DeadlineScheduler
@@ -11,6 +12,8 @@ final class DeadlineTimer: Sendable {
         self.id = id
         self.scheduler = scheduler
     }
+
+    deinit { scheduler.cancel(id) }
 
     /// Moves the deadline to `seconds` from now (also after the timer fired: it fires again).
     func schedule(after seconds: Double) { scheduler.reschedule(id, after: seconds) }
@@ -114,8 +117,9 @@ final class DeadlineScheduler: @unchecked Sendable {
                     state.popFirst()
                     // Only the entry of a timer's current generation counts; the rest are
                     // leftovers of cancelled or moved timers.
+                    // The timer stays registered (its handler may arm it again) until it is
+                    // cancelled or released.
                     if let timer = state.timers[first.id], timer.generation == first.generation {
-                        state.timers[first.id] = nil
                         due.append(timer.handler)
                     }
                 }
