@@ -1,6 +1,7 @@
 @testable import Conveyor
 import ConveyorTesting
 import Foundation
+import ConveyorLocking
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -87,6 +88,43 @@ struct TransportTests {
         #expect(TransportCookies.cookieDate("Sun, 06 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
     }
 
+    @Test("The curl transport takes its proxy from http_proxy, as the curl command does (in a child process)")
+    func environmentProxy() async throws {
+        #if os(Linux)
+        let proxy = try LocalHTTPServer.started()
+        defer { proxy.stop() }
+        let helper = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("ConveyorTestHelper")
+        var environment = ProcessInfo.processInfo.environment
+        environment["http_proxy"] = proxy.baseURL.absoluteString
+        environment["no_proxy"] = ""
+        environment["CONVEYOR_TRANSPORT"] = nil
+        let childEnvironment = environment
+        let output: String = try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result {
+                    let process = Process()
+                    process.executableURL = helper
+                    process.arguments = ["proxy-get", "http://conveyor-proxy-test.invalid/"]
+                    process.environment = childEnvironment
+                    let pipe = Pipe()
+                    process.standardOutput = pipe
+                    try process.run()
+                    let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                    process.waitUntilExit()
+                    return text
+                })
+            }
+        }
+        // The name does not resolve: only the proxy can have answered.
+        #expect(output.hasPrefix("status "), "\(output)")
+        #expect(!output.contains("cannotFindHost") && !output.contains("-1003"), "\(output)")
+        let request = try #require(proxy.receivedRequests.first)
+        #expect(request.target == "http://conveyor-proxy-test.invalid/proxied")
+        #expect(request.headers["Host"] == "conveyor-proxy-test.invalid")
+        #endif
+    }
+
     @Test("Metrics of a plain-HTTP exchange: phases in order, no TLS, the second request reuses the connection")
     func metrics() async throws {
         #if os(Linux)
@@ -107,5 +145,43 @@ struct TransportTests {
         #expect(metrics.domainLookup <= metrics.connect && metrics.connect <= metrics.firstByte && metrics.firstByte <= metrics.total)
         #expect(metrics.total > 0)
         #endif
+    }
+}
+
+/// The shared timer thread behind idle, resource and retry timers.
+@Suite("Deadline scheduler")
+struct DeadlineSchedulerTests {
+    final class Fired: Sendable {
+        private let names = Lock<[String]>([])
+        func add(_ name: String) { names.withLock { $0.append(name) } }
+        var all: [String] { names.withLock { $0 } }
+    }
+
+    @Test("Earlier deadlines fire first even when armed later; cancelled and released timers never fire; a handler can re-arm")
+    func ordering() async throws {
+        let fired = Fired()
+        let done = DispatchSemaphore(value: 0)
+        let scheduler = DeadlineScheduler.shared
+        let late = scheduler.schedule(after: 1.0) { fired.add("late"); done.signal() }
+        let cancelled = scheduler.schedule(after: 0.05) { fired.add("cancelled") }
+        cancelled.cancel()
+        _ = scheduler.schedule(after: 0.05) { fired.add("released") }  // released at once
+        let rearmedBox = Lock<DeadlineTimer?>(nil)
+        let count = Lock(0)
+        let rearmed = scheduler.schedule(after: 0.02) {
+            let run = count.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            fired.add("rearmed \(run)")
+            if run < 2 { rearmedBox.withLock { $0?.schedule(after: 0.02) } }
+        }
+        rearmedBox.withLock { $0 = rearmed }
+        let waited: Bool = await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: done.wait(timeout: .now() + 5) == .success) }
+        }
+        #expect(waited)
+        #expect(fired.all == ["rearmed 1", "rearmed 2", "late"])
+        withExtendedLifetime((late, rearmed)) {}
     }
 }

@@ -4,6 +4,8 @@
 //     prints "status <description> <seconds since the link was brought up>" per change,
 //     brings `lo` up with `ip link set lo up` after the first status, exits 0 once reachable
 //     (1 after 5 s without).
+//   ConveyorTestHelper proxy-get <base-url>   (run with http_proxy set)
+//     GETs <base-url>/proxied through the curl transport and prints "status N".
 import Conveyor
 import Foundation
 import Synchronization
@@ -99,12 +101,32 @@ func drain(baseURL: URL, temporaryDirectory: URL, signalTwice: Bool) -> Never {
     dispatchMain()
 }
 
+/// One GET of `<base-url>/proxied` through the curl transport; prints "status N" (and the
+/// error, if any). Run with `http_proxy` set to show libcurl's environment proxy support.
+func proxyGet(baseURL: URL) -> Never {
+    var configuration = HTTPClient.Configuration()
+    configuration.transport = .curl
+    configuration.cache = nil
+    configuration.monitorsReachability = false
+    let client = HTTPClient(baseURL: baseURL, configuration: configuration)
+    let done = DispatchSemaphore(value: 0)
+    client.get("proxied", success: { operation, _ in
+        say("status \(operation.response?.statusCode ?? 0)")
+        done.signal()
+    }, failure: { operation, error in
+        say("status \(operation.response?.statusCode ?? 0) error \(error)")
+        done.signal()
+    })
+    exit(done.wait(timeout: .now() + 10) == .success ? 0 : 1)
+}
+
 switch arguments.first {
 case "reachability": exit(reachability())
+case "proxy-get": proxyGet(baseURL: URL(string: Array(arguments.dropFirst())[0])!)
 case "drain", "drain-twice":
     let rest = Array(arguments.dropFirst())
     drain(baseURL: URL(string: rest[0])!, temporaryDirectory: URL(fileURLWithPath: rest[1]), signalTwice: arguments.first == "drain-twice")
 default:
-    say("usage: ConveyorTestHelper reachability | drain <base-url> <temp-dir>")
+    say("usage: ConveyorTestHelper reachability | drain <base-url> <temp-dir> | proxy-get <base-url>")
     exit(2)
 }
