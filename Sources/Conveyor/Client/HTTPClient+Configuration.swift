@@ -29,7 +29,9 @@ extension HTTPClient {
         /// Decides how authentication challenges are answered; nil uses the credentials.
         public var authenticationChallengeHandler: AuthenticationChallengeHandler?
         /// The template for the client's `URLSession`; copied at creation, with its `urlCache`
-        /// turned off. Default `.default`.
+        /// turned off. The curl transport takes its cookie storage and accept policy,
+        /// `httpShouldSetCookies`, `httpAdditionalHeaders` and `httpMaximumConnectionsPerHost`
+        /// too. Default `.default`.
         public var sessionConfiguration: URLSessionConfiguration = .default
 
         /// Which transport sends the client's requests. Default ``TransportKind/automatic``:
