@@ -35,6 +35,11 @@ struct TransportTests {
         }
         #expect(error.description.contains("libconveyor-missing-curl.so.4"))
         #expect((try? CurlLibrary.shared.get()) != nil)
+        // A client asking for curl then gets URLSession (and a note on standard error).
+        var configuration = HTTPClient.Configuration()
+        configuration.transport = .curl
+        #expect(TransportFactory.make(for: configuration, library: .failure(error)) is URLSessionTransport)
+        #expect(TransportFactory.make(for: configuration) is CurlTransport)
     }
 
     @Test("Response heads: interim 100 skipped, folded lines joined, repeats merged, Latin-1 kept")

@@ -17,10 +17,25 @@ enum TransportFactory {
 
     /// A transport for a client with `configuration`.
     static func make(for configuration: HTTPClient.Configuration) -> any Transport {
+        #if os(Linux)
+        make(for: configuration, library: CurlLibrary.shared)
+        #else
+        make(for: configuration, library: ())
+        #endif
+    }
+
+    #if os(Linux)
+    typealias LoadedLibrary = Result<CurlLibrary, CurlLibrary.LoadError>
+    #else
+    typealias LoadedLibrary = Void
+    #endif
+
+    /// A transport for `configuration`, with libcurl as `library` says it loaded.
+    static func make(for configuration: HTTPClient.Configuration, library: LoadedLibrary) -> any Transport {
         let kind = resolve(configuration.transport, sessionConfiguration: configuration.sessionConfiguration)
         #if os(Linux)
         if kind == .curl {
-            switch CurlLibrary.shared {
+            switch library {
             case let .success(library):
                 let settings = CurlTransport.Settings(sessionConfiguration: configuration.sessionConfiguration, tls: configuration.tls)
                 return CurlTransport(library: library, settings: settings)
