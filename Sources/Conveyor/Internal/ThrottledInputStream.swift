@@ -21,6 +21,15 @@ final class ThrottledInputStream: InputStream {
     private let length: Int
     private var status: Stream.Status = .notOpen
     private var packetsSent = 0
+    /// Whether `read` waits between packets. The curl transport turns it off and lets libcurl
+    /// pace the upload (`CURLOPT_MAX_SEND_SPEED_LARGE`) instead: a read that sleeps would stall
+    /// every transfer sharing its thread.
+    var sleepsBetweenPackets = true
+
+    /// The average rate the throttle allows, in bytes per second; nil without a delay.
+    var bytesPerSecond: Int64? {
+        delay > 0 ? max(1, Int64(Double(packetSize) / delay)) : nil
+    }
 
     init(source: Source, length: Int64, packetSize: Int, delay: TimeInterval) {
         self.source = source
@@ -50,7 +59,7 @@ final class ThrottledInputStream: InputStream {
             status = .atEnd
             return 0
         }
-        if packetsSent > 0, delay > 0 { Thread.sleep(forTimeInterval: delay) }
+        if packetsSent > 0, delay > 0, sleepsBetweenPackets { Thread.sleep(forTimeInterval: delay) }
         let count = min(maxLength, packetSize, length - offset)
         let chunk: Data
         switch source {

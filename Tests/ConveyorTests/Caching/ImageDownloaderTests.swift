@@ -71,7 +71,8 @@ struct ImageDownloaderTests {
         server.route("/b.gif") { _ in .init(headers: ["Content-Type": "image/gif"], body: .data(SampleImages.gif)) }
         let results = Results()
         downloader.download(url("b.gif"), completion: results.completion)
-        _ = await results.next(1)
+        let first = await results.next(1)
+        #expect(first.allSatisfy { (try? $0.get()) != nil }, "\(first)")
         let ran = Lock(false)
         let receipt = downloader.download(url("b.gif")) { result in ran.withLock { $0 = (try? result.get()) != nil } }
         #expect(receipt == nil && ran.withLock { $0 })

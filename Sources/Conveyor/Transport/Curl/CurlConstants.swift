@@ -11,6 +11,7 @@ enum CurlOption: Int32 {
     case httpHeader = 10023
     case headerData = 10029
     case customRequest = 10036
+    case verbose = 41
     case noProgress = 43
     case noBody = 44
     case upload = 46
@@ -41,6 +42,7 @@ enum CurlOption: Int32 {
     case pipeWait = 237
     case caInfoBlob = 40309
     case suppressConnectHeaders = 265
+    case maxSendSpeedLarge = 30145
 }
 
 /// The `curl_multi_setopt` options Conveyor uses.

@@ -29,8 +29,12 @@ final class CurlRequestBody: @unchecked Sendable {
     let length: Int64?
     private let reader: Lock<Reader>
 
+    /// - Parameters:
+    ///   - source: Where the bytes come from.
+    ///   - declaredLength: The request's `Content-Length`, which a stream of otherwise unknown
+    ///     length is sent with (instead of chunked).
     /// - Throws: `URLError(.fileDoesNotExist)` or `.cannotOpenFile` when a file cannot be read.
-    init(_ source: Source) throws {
+    init(_ source: Source, declaredLength: Int64? = nil) throws {
         var reader = Reader(source: source)
         switch source {
         case let .data(data):
@@ -49,7 +53,7 @@ final class CurlRequestBody: @unchecked Sendable {
             reader.descriptor = descriptor
             length = Int64(info.st_size)
         case .stream:
-            length = nil
+            length = declaredLength
         }
         self.reader = Lock(reader)
     }

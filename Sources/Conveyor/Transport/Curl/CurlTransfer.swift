@@ -98,9 +98,11 @@ final class CurlTransfer: @unchecked Sendable {
         if scheme == "https", let error = settings.trustError {
             return ConveyorError.serverTrustFailed(host: url.host ?? "the server", reason: error)
         }
+        let headers = request.allHTTPHeaderFields ?? [:]
+        let declaredLength = headers.first { $0.key.equalsIgnoringASCIICase("Content-Length") }.flatMap { Int64($0.value) }
         let body: CurlRequestBody?
         do {
-            body = try bodySource.map(CurlRequestBody.init)
+            body = try bodySource.map { try CurlRequestBody($0, declaredLength: declaredLength) }
         } catch {
             return error
         }
@@ -113,21 +115,24 @@ final class CurlTransfer: @unchecked Sendable {
             return state.answer
         }
         curl.setOption(handle, .url, url.absoluteString)
+        if CurlTransport.verbose { curl.setOption(handle, .verbose, 1) }
         curl.setOption(handle, .noSignal, 1)
         curl.setOption(handle, .errorBuffer, pointer: UnsafeRawPointer(errorBuffer))
         curl.setOption(handle, .pathAsIs, 1)
         curl.setOption(handle, .tcpNoDelay, 1)
         curl.setOption(handle, .suppressConnectHeaders, 1)
         curl.setOption(handle, .httpVersion, CurlConstant.httpVersion2TLS)
-        // Prefer multiplexing on an HTTP/2 connection being set up over opening another.
-        curl.setOption(handle, .pipeWait, 1)
+        // Over TLS, wait for a connection being set up to tell (by ALPN) whether it multiplexes
+        // rather than opening another. Never over plain HTTP (no HTTP/2 without TLS here):
+        // libcurl then waited for a busy HTTP/1.1 connection — an upload sat behind a slow
+        // download until the download ended (seen in the graceful-shutdown test).
+        if scheme == "https" { curl.setOption(handle, .pipeWait, 1) }
         curl.setOption(handle, .headerFunction, function: unsafeBitCast(curlHeaderCallback, to: UnsafeRawPointer.self))
         curl.setOption(handle, .headerData, pointer: userData)
         curl.setOption(handle, .writeFunction, function: unsafeBitCast(curlWriteCallback, to: UnsafeRawPointer.self))
         curl.setOption(handle, .writeData, pointer: userData)
         // An explicit Accept-Encoding is sent as given (and decoded where libcurl can);
         // otherwise every encoding libcurl decodes is offered.
-        let headers = request.allHTTPHeaderFields ?? [:]
         let acceptEncoding = headers.first { $0.key.equalsIgnoringASCIICase("Accept-Encoding") }?.value
         curl.setOption(handle, .acceptEncoding, acceptEncoding ?? "")
         settings.applyTLS(to: handle, library: curl)
@@ -145,6 +150,11 @@ final class CurlTransfer: @unchecked Sendable {
                 curl.setOption(handle, .readData, pointer: userData)
                 curl.setOption(handle, .seekFunction, function: unsafeBitCast(curlSeekCallback, to: UnsafeRawPointer.self))
                 curl.setOption(handle, .seekData, pointer: userData)
+                if case let .stream(stream as ThrottledInputStream) = bodySource, let rate = stream.bytesPerSecond {
+                    // libcurl paces the upload; the stream must not sleep on the loop thread.
+                    stream.sleepsBetweenPackets = false
+                    curl.setOption(handle, .maxSendSpeedLarge, rate)
+                }
             } else if method == "POST" || method == "PUT" || method == "PATCH" {
                 // A bodiless POST/PUT/PATCH still says Content-Length: 0, as URLSession does.
                 curl.setOption(handle, .post, 1)

@@ -21,6 +21,10 @@ final class CurlTransport: Transport {
     let settings: Settings
     private let loop: CurlMultiLoop
 
+    /// `CONVEYOR_CURL_VERBOSE=1` makes libcurl describe every transfer on standard error
+    /// (`CURLOPT_VERBOSE`): connections, TLS, headers — for debugging.
+    static let verbose = ProcessInfo.processInfo.environment["CONVEYOR_CURL_VERBOSE"] == "1"
+
     init(library: CurlLibrary, settings: Settings) {
         self.library = library
         self.settings = settings
