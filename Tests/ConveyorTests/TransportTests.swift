@@ -189,4 +189,33 @@ struct DeadlineSchedulerTests {
         #expect(fired.all == ["rearmed 1", "rearmed 2", "late"])
         withExtendedLifetime((late, rearmed)) {}
     }
+
+    @Test("A fired timer is not fired again when cancellations make the scheduler rebuild its heap")
+    func rebuildKeepsFiredTimersQuiet() async throws {
+        let scheduler = DeadlineScheduler.shared
+        let count = Lock(0)
+        let firedOnce = DispatchSemaphore(value: 0)
+        let timer = scheduler.schedule(after: 0.01) {
+            count.withLock { $0 += 1 }
+            firedOnce.signal()
+        }
+        await Self.wait(for: firedOnce)
+        // Enough cancelled timers to trigger a rebuild (more than 1024 entries, 4x the live ones).
+        for _ in 0..<3000 { scheduler.schedule(after: 3600) {}.cancel() }
+        // Deadlines fire in order: a resurrected (already due) entry would fire before this one.
+        let sentinel = DispatchSemaphore(value: 0)
+        let probe = scheduler.schedule(after: 0.05) { sentinel.signal() }
+        await Self.wait(for: sentinel)
+        #expect(count.withLock { $0 } == 1)
+        withExtendedLifetime((timer, probe)) {}
+    }
+
+    private static func wait(for semaphore: DispatchSemaphore) async {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                _ = semaphore.wait(timeout: .now() + 10)
+                continuation.resume()
+            }
+        }
+    }
 }

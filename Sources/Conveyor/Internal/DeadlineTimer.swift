@@ -45,6 +45,8 @@ final class DeadlineScheduler: @unchecked Sendable {
     fileprivate struct Timer {
         var deadline: UInt64
         var generation: UInt64
+        /// Whether an entry of the current generation waits in the heap (false once fired).
+        var armed = true
         let handler: @Sendable () -> Void
     }
 
@@ -88,6 +90,7 @@ final class DeadlineScheduler: @unchecked Sendable {
             guard var timer = state.timers[id] else { return false }
             timer.deadline = deadline
             timer.generation += 1
+            timer.armed = true
             state.timers[id] = timer
             state.push(Entry(deadline: deadline, id: id, generation: timer.generation))
             return deadline < state.sleepingUntil
@@ -119,7 +122,9 @@ final class DeadlineScheduler: @unchecked Sendable {
                     // leftovers of cancelled or moved timers.
                     // The timer stays registered (its handler may arm it again) until it is
                     // cancelled or released.
-                    if let timer = state.timers[first.id], timer.generation == first.generation {
+                    if var timer = state.timers[first.id], timer.generation == first.generation {
+                        timer.armed = false
+                        state.timers[first.id] = timer
                         due.append(timer.handler)
                     }
                 }
@@ -168,7 +173,10 @@ extension DeadlineScheduler.State {
     }
 
     fileprivate mutating func rebuild() {
-        let live = timers.map { DeadlineScheduler.Entry(deadline: $0.value.deadline, id: $0.key, generation: $0.value.generation) }
+        // Only armed timers: a fired one stays registered (to be armed again) without an entry.
+        let live = timers.filter(\.value.armed).map {
+            DeadlineScheduler.Entry(deadline: $0.value.deadline, id: $0.key, generation: $0.value.generation)
+        }
         heap.removeAll(keepingCapacity: true)
         live.forEach { push($0) }
     }
