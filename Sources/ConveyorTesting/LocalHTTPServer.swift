@@ -124,10 +124,15 @@ public final class LocalHTTPServer: @unchecked Sendable {
         stopSignal.lock()
         stopSignal.broadcast()
         stopSignal.unlock()
+        // Shut the listening socket down (which wakes accept), wait for the accept thread to
+        // leave, and only then close the descriptor: closed earlier, its number could be
+        // reused for another server's listening socket (tests run servers in parallel), and an
+        // accept thread between two calls would take that server's next connection and close
+        // it — its client saw "Empty reply from server".
         _ = shutdown(fd, Int32(SHUT_RDWR))
-        _ = close(fd)
         connections.forEach { $0.shutdownBoth() }
         done?.wait()
+        _ = close(fd)
     }
 
     /// Request bodies longer than this are read and dropped rather than kept (their length is

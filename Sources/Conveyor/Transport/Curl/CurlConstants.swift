@@ -12,6 +12,7 @@ enum CurlOption: Int32 {
     case headerData = 10029
     case customRequest = 10036
     case verbose = 41
+    case freshConnect = 74
     case noProgress = 43
     case noBody = 44
     case upload = 46

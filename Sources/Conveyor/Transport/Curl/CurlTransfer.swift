@@ -46,6 +46,9 @@ final class CurlTransfer: @unchecked Sendable {
         var completed = false
         var failedChallenges = 0
         var answer: ChallengeAnswer?
+        /// Set after a kept-alive connection died under the request: it is sent once more, on
+        /// a new connection.
+        var needsFreshConnection = false
     }
 
     /// Credentials chosen for a challenge, sent with the next attempt.
@@ -106,16 +109,17 @@ final class CurlTransfer: @unchecked Sendable {
         } catch {
             return error
         }
-        let answer = state.withLock { state -> ChallengeAnswer? in
+        let (answer, fresh) = state.withLock { state -> (ChallengeAnswer?, Bool) in
             state.body = body
             state.head = CurlResponseHead()
             state.response = nil
             state.held = nil
             state.bytesSent = 0
-            return state.answer
+            return (state.answer, state.needsFreshConnection)
         }
         curl.setOption(handle, .url, url.absoluteString)
         if CurlTransport.verbose { curl.setOption(handle, .verbose, 1) }
+        if fresh { curl.setOption(handle, .freshConnect, 1) }
         curl.setOption(handle, .noSignal, 1)
         curl.setOption(handle, .errorBuffer, pointer: UnsafeRawPointer(errorBuffer))
         curl.setOption(handle, .pathAsIs, 1)
@@ -277,6 +281,7 @@ final class CurlTransfer: @unchecked Sendable {
             complete(response: held.response, error: challenged ? URLError(.userCancelledAuthentication, userInfo: [NSURLErrorFailingURLErrorKey: url]) : nil)
             return .finished
         }
+        if shouldResendOnFreshConnection(code: code, handle: handle, responded: response != nil || held != nil) { return .resend }
         if code == CurlCode.ok.rawValue {
             complete(response: response, error: response == nil ? URLError(.badServerResponse, userInfo: [NSURLErrorFailingURLErrorKey: url]) : nil)
         } else {
@@ -284,6 +289,21 @@ final class CurlTransfer: @unchecked Sendable {
             complete(response: response ?? held?.response, error: CurlErrors.error(for: code, text: text.isEmpty ? library.describe(code) : text, url: url))
         }
         return .finished
+    }
+
+    /// A kept-alive connection can be closed by the server just as a request goes out on it;
+    /// the request then fails with nothing received. Browsers and URLSession send it again on
+    /// a new connection, once; so does this transport — when nothing of a response arrived, the
+    /// connection was a reused one, and the body can be sent again (not a one-pass stream).
+    private func shouldResendOnFreshConnection(code: Int32, handle: Handle, responded: Bool) -> Bool {
+        let staleCodes: Set<Int32> = [CurlCode.gotNothing.rawValue, CurlCode.sendError.rawValue, CurlCode.recvError.rawValue]
+        guard staleCodes.contains(code), !responded, library.info(handle, long: .numConnects) == 0 else { return false }
+        if case .stream = bodySource { return false }
+        return state.withLock { state in
+            guard !state.needsFreshConnection else { return false }
+            state.needsFreshConnection = true
+            return true
+        }
     }
 
     /// Fails the transfer without libcurl (before it started, or when it could not start).
