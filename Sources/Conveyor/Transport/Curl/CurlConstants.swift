@@ -13,12 +13,8 @@ enum CurlOption: Int32 {
     case customRequest = 10036
     case verbose = 41
     case freshConnect = 74
-    case noProgress = 43
     case noBody = 44
-    case upload = 46
     case post = 47
-    case followLocation = 52
-    case xferInfoData = 10057
     case sslVerifyPeer = 64
     case caInfo = 10065
     case headerFunction = 20079
@@ -28,16 +24,13 @@ enum CurlOption: Int32 {
     case caPath = 10097
     case noSignal = 99
     case acceptEncoding = 10102
-    case privateData = 10103
     case writeData = 10001
     case httpAuth = 107
     case userPassword = 10005
-    case infileSizeLarge = 30115
     case postFieldSizeLarge = 30120
     case tcpNoDelay = 121
     case seekFunction = 20167
     case seekData = 10168
-    case xferInfoFunction = 20219
     case pinnedPublicKey = 10230
     case pathAsIs = 234
     case pipeWait = 237
@@ -54,11 +47,9 @@ enum CurlMultiOption: Int32 {
 
 /// The `curl_easy_getinfo` items Conveyor reads (type base + number, as curl.h defines them).
 enum CurlInfo: Int32 {
-    case responseCode = 0x200002
     case numConnects = 0x20001A
     case httpVersion = 0x20002E
     case primaryIP = 0x100020
-    case caInfo = 0x10003D
     case totalTime = 0x600032
     case nameLookupTime = 0x600033
     case connectTime = 0x600034
@@ -75,7 +66,6 @@ enum CurlConstant {
     static let seekCantSeek: Int32 = 2
     static let httpVersion2TLS = 4
     static let pipeMultiplex = 2
-    static let authBasic = 1
     static let authDigest = 2
     static let authAnySafe = ~1  // every scheme but Basic
     static let errorBufferSize = 256
