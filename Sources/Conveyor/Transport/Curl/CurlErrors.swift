@@ -27,7 +27,8 @@ enum CurlErrors {
         ]
         var urlCode = urlErrorCode(for: code)
         // A malformed chunked body is reported as a receive error; it is the server's fault.
-        if text.lowercased().contains("chunked-encoding") || text.lowercased().contains("chunk") && code == CurlCode.recvError.rawValue {
+        let lowered = text.lowercased()
+        if lowered.contains("chunked-encoding") || (lowered.contains("chunk") && code == CurlCode.recvError.rawValue) {
             urlCode = .badServerResponse
         }
         return URLError(urlCode, userInfo: userInfo)
