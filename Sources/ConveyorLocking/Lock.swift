@@ -43,32 +43,6 @@ public struct Lock<Value: ~Copyable>: ~Copyable {
     }
 }
 
-extension Lock where Value: ~Copyable {
-    /// Runs `body` with exclusive access to the guarded value if no other thread holds the
-    /// lock; otherwise returns nil at once, without waiting.
-    ///
-    /// The thread that already holds the lock also gets nil (the lock is not recursive), so
-    /// code reached from inside `withLock` can use this to hand work off instead of deadlocking.
-    /// - Parameter body: Reads or changes the value.
-    /// - Returns: What `body` returns, or nil when the lock was held.
-    /// - Throws: What `body` throws.
-    @inlinable
-    public borrowing func withLockIfAvailable<Result, E: Error>(
-        _ body: (inout sending Value) throws(E) -> sending Result
-    ) throws(E) -> sending Result? {
-        #if CONVEYOR_TSAN
-        let address = identity.address
-        return try mutex.withLockIfAvailable { (value: inout sending Value) throws(E) -> sending Result in
-            tsanAcquire(address)
-            defer { tsanRelease(address) }
-            return try body(&value)
-        }
-        #else
-        return try mutex.withLockIfAvailable(body)
-        #endif
-    }
-}
-
 extension Lock: @unchecked Sendable where Value: ~Copyable {}
 // @unchecked Sendable: as `Mutex` itself — the value is only reached through `withLock`.
 

@@ -12,13 +12,6 @@
 
 #include <stdint.h>
 
-#if defined(__linux__)
-// The curl transport waits on libcurl's sockets with epoll and is woken through an eventfd;
-// Swift's Glibc module does not export these two headers.
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#endif
-
 /// `curl_easy_setopt` or `curl_multi_setopt` with a `long` argument.
 int conveyor_curl_setopt_long(void *function, void *handle, int option, long value);
 /// `curl_easy_setopt` or `curl_multi_setopt` with a pointer argument (strings, lists, user data).

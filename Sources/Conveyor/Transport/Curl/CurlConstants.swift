@@ -43,10 +43,6 @@ enum CurlOption: Int32 {
 enum CurlMultiOption: Int32 {
     case pipelining = 3
     case maxHostConnections = 7
-    case socketFunction = 20001
-    case socketData = 10002
-    case timerFunction = 20004
-    case timerData = 10005
 }
 
 /// The `curl_easy_getinfo` items Conveyor reads (type base + number, as curl.h defines them).
@@ -74,16 +70,6 @@ enum CurlConstant {
     static let authAnySafe = ~1  // every scheme but Basic
     static let errorBufferSize = 256
     static let blobCopy: UInt32 = 1
-    /// `CURL_SOCKET_TIMEOUT`: the socket argument of `curl_multi_socket_action` for "timers".
-    static let socketTimeout: Int32 = -1
-    // What the socket callback asks to wait for (CURL_POLL_*).
-    static let pollIn: Int32 = 1
-    static let pollOut: Int32 = 2
-    static let pollRemove: Int32 = 4
-    // What happened on a socket, for curl_multi_socket_action (CURL_CSELECT_*).
-    static let selectIn: Int32 = 1
-    static let selectOut: Int32 = 2
-    static let selectError: Int32 = 4
 }
 
 /// The `CURLcode` results Conveyor tells apart.

@@ -35,8 +35,9 @@ final class CurlLibrary: Sendable {
     let multiCleanup: @convention(c) (Handle?) -> Int32
     let multiAddHandle: @convention(c) (Handle?, Handle?) -> Int32
     let multiRemoveHandle: @convention(c) (Handle?, Handle?) -> Int32
-    /// `curl_multi_socket_action(multi, socket, eventMask, &runningHandles)`.
-    let multiSocketAction: @convention(c) (Handle?, Int32, Int32, UnsafeMutablePointer<Int32>?) -> Int32
+    let multiPerform: @convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> Int32
+    let multiPoll: @convention(c) (Handle?, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<Int32>?) -> Int32
+    let multiWakeup: @convention(c) (Handle?) -> Int32
     let multiInfoRead: @convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> UnsafeMutableRawPointer?
     let easyStrerror: @convention(c) (Int32) -> UnsafePointer<CChar>?
     // The variadic ones, only ever called through CConveyorCurl.
@@ -69,7 +70,7 @@ final class CurlLibrary: Sendable {
         func function<F>(_ name: String, as type: F.Type) throws(LoadError) -> F {
             unsafeBitCast(try symbol(name), to: type)
         }
-        // The newest option used is CURLOPT_CAINFO_BLOB (libcurl 7.77); older versions refuse it.
+        // curl_multi_poll and curl_multi_wakeup are the newest functions used (libcurl 7.68).
         let globalInit = try function("curl_global_init", as: (@convention(c) (Int) -> Int32).self)
         let versionString = try function("curl_version", as: (@convention(c) () -> UnsafePointer<CChar>?).self)
         easyInit = try function("curl_easy_init", as: (@convention(c) () -> Handle?).self)
@@ -81,8 +82,11 @@ final class CurlLibrary: Sendable {
         multiCleanup = try function("curl_multi_cleanup", as: (@convention(c) (Handle?) -> Int32).self)
         multiAddHandle = try function("curl_multi_add_handle", as: (@convention(c) (Handle?, Handle?) -> Int32).self)
         multiRemoveHandle = try function("curl_multi_remove_handle", as: (@convention(c) (Handle?, Handle?) -> Int32).self)
-        multiSocketAction = try function(
-            "curl_multi_socket_action", as: (@convention(c) (Handle?, Int32, Int32, UnsafeMutablePointer<Int32>?) -> Int32).self)
+        multiPerform = try function("curl_multi_perform", as: (@convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> Int32).self)
+        multiPoll = try function(
+            "curl_multi_poll",
+            as: (@convention(c) (Handle?, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<Int32>?) -> Int32).self)
+        multiWakeup = try function("curl_multi_wakeup", as: (@convention(c) (Handle?) -> Int32).self)
         multiInfoRead = try function(
             "curl_multi_info_read", as: (@convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> UnsafeMutableRawPointer?).self)
         easyStrerror = try function("curl_easy_strerror", as: (@convention(c) (Int32) -> UnsafePointer<CChar>?).self)
@@ -127,17 +131,6 @@ final class CurlLibrary: Sendable {
     @discardableResult
     func setMultiOption(_ handle: Handle, _ option: CurlMultiOption, _ value: Int) -> Int32 {
         conveyor_curl_setopt_long(multiSetopt, handle, option.rawValue, value)
-    }
-
-    @discardableResult
-    func setMultiOption(_ handle: Handle, _ option: CurlMultiOption, pointer: UnsafeRawPointer?) -> Int32 {
-        conveyor_curl_setopt_pointer(multiSetopt, handle, option.rawValue, pointer)
-    }
-
-    /// Sets a callback of the multi handle; nil restores libcurl's default.
-    @discardableResult
-    func setMultiOption(_ handle: Handle, _ option: CurlMultiOption, function: UnsafeRawPointer?) -> Int32 {
-        conveyor_curl_setopt_function(multiSetopt, handle, option.rawValue, function.map { unsafeBitCast($0, to: (@convention(c) () -> Void).self) })
     }
 
     func info(_ handle: Handle, long info: CurlInfo) -> Int? {
