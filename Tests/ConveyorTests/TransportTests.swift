@@ -61,6 +61,23 @@ struct TransportTests {
         #expect(response.value(forHTTPHeaderField: "X-Latin") == "caf\u{E9}")
     }
 
+    @Test("A large response head merges repeated fields the same way (it is indexed, not compared pairwise)")
+    func largeResponseHead() throws {
+        var head = CurlResponseHead()
+        var lines = ["HTTP/1.1 200 OK\r\n", "Vary: Accept\r\n"]
+        lines += (0..<40).map { "X-Field-\($0): \($0)\r\n" }
+        lines += ["VARY: Cookie\r\n", "x-field-7: again\r\n", "\r\n"]
+        for line in lines.dropLast() {
+            #expect(Array(line.utf8).withUnsafeBytes { head.consume($0) } == false)
+        }
+        #expect(Array(lines.last!.utf8).withUnsafeBytes { head.consume($0) } == true)
+        let response = try #require(head.response(for: URL(string: "http://example.com/")!))
+        #expect(response.allHeaderFields.count == 41)
+        #expect(response.value(forHTTPHeaderField: "Vary") == "Accept, Cookie")
+        #expect(response.value(forHTTPHeaderField: "X-Field-7") == "7, again")
+        #expect(response.value(forHTTPHeaderField: "X-Field-39") == "39")
+    }
+
     @Test("libcurl result codes become the URLError codes URLSession uses; a pin mismatch is serverTrustFailed")
     func errors() {
         let url = URL(string: "https://api.example.com/x")!

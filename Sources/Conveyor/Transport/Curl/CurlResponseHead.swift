@@ -69,18 +69,30 @@ struct CurlResponseHead {
     /// first spelling of the name, as URLSession does.
     func response(for url: URL) -> HTTPURLResponse? {
         guard let statusCode else { return nil }
-        var merged: [String: String] = [:]
-        var spelling: [String: String] = [:]
+        // A usual head has a dozen fields or so: comparing names pairwise costs less than
+        // lower-casing each into an index (measured: 6 µs of a 280 µs request). A large head
+        // gets the index, so a hostile one (10,000 fields) stays linear.
+        var merged: [(name: String, value: String)] = []
+        merged.reserveCapacity(fields.count)
+        var index: [String: Int]? = fields.count > 32 ? [:] : nil
         for (name, value) in fields {
-            let key = name.lowercased()
-            if let existing = spelling[key] {
-                merged[existing] = merged[existing].map { "\($0), \(value)" } ?? value
+            let key = index == nil ? nil : name.lowercased()
+            let existing: Int?
+            if let key {
+                existing = index?[key]
             } else {
-                spelling[key] = name
-                merged[name] = value
+                existing = merged.firstIndex { $0.name.equalsIgnoringASCIICase(name) }
+            }
+            if let existing {
+                merged[existing].value += ", \(value)"
+            } else {
+                if let key { index?[key] = merged.count }
+                merged.append((name, value))
             }
         }
-        return HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: merged)
+        var headerFields: [String: String] = Dictionary(minimumCapacity: merged.count)
+        for (name, value) in merged { headerFields[name] = value }
+        return HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: headerFields)
     }
 
     private static func trimmed(_ line: UnsafeRawBufferPointer, _ range: Range<Int>) -> Range<Int> {
