@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ConveyorTestSupport
 
 /// A local httpbin (the Python service nobody here wrote), started once per test run.
 ///
@@ -54,20 +55,14 @@ enum HTTPBin {
     }
     private static let state = Mutex(StartState.idle)
 
-    private static var packageRoot: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-    }
-
     private static func start() throws -> URL {
-        let venv = packageRoot.appendingPathComponent(".build/httpbin-venv")
-        try installIfNeeded(venv: venv)
+        let venv = try SetupTools.virtualenv("httpbin-venv", packages: ["httpbin", "gunicorn"])
         let process = Process()
         process.executableURL = venv.appendingPathComponent("bin/python")
         process.arguments = ["-c", launcher, String(ProcessInfo.processInfo.processIdentifier), venv.appendingPathComponent("bin/gunicorn").path]
         let output = Pipe()
         process.standardOutput = output
-        let log = packageRoot.appendingPathComponent(".build/httpbin.log")
+        let log = SetupTools.packageRoot.appendingPathComponent(".build/httpbin.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.standardError = try? FileHandle(forWritingTo: log)
         do { try process.run() } catch {
@@ -84,43 +79,6 @@ enum HTTPBin {
             throw SetupError(description: "httpbin launcher printed no port; see \(log.path)")
         }
         return URL(string: "http://127.0.0.1:\(port)/")!
-    }
-
-    private static func installIfNeeded(venv: URL) throws {
-        let marker = venv.appendingPathComponent(".conveyor-installed")
-        if FileManager.default.fileExists(atPath: marker.path) { return }
-        try? FileManager.default.removeItem(at: venv)
-        guard let python = which("python3") else {
-            throw SetupError(description: "python3 is required for the httpbin conformance tests: install it (apt-get install python3 python3-venv)")
-        }
-        try run(python, ["-m", "venv", venv.path], what: "creating the virtualenv (is python3-venv installed?)")
-        try run(venv.appendingPathComponent("bin/pip").path,
-                ["install", "--quiet", "--disable-pip-version-check", "httpbin", "gunicorn"],
-                what: "pip install httpbin gunicorn (is PyPI reachable?)")
-        _ = FileManager.default.createFile(atPath: marker.path, contents: Data())
-    }
-
-    private static func run(_ executable: String, _ arguments: [String], what: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        do { try process.run() } catch { throw SetupError(description: "\(what): \(error)") }
-        let text = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw SetupError(description: "\(what) failed with status \(process.terminationStatus): \(String(decoding: text, as: UTF8.self))")
-        }
-    }
-
-    private static func which(_ name: String) -> String? {
-        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let path = "\(directory)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return nil
     }
 
     /// Binds the port, hands the socket to gunicorn (`fd://`), prints the port, and stops

@@ -1,4 +1,5 @@
 import Foundation
+import ConveyorTestSupport
 import Synchronization
 
 /// An HTTPS server with a certificate from a throwaway certificate authority made for the
@@ -43,7 +44,7 @@ final class TLSTestServer: Sendable {
     private static let servers = Mutex<[String: TLSTestServer]>([:])
 
     private init() throws {
-        let venv = try PythonTools.hypercorn()
+        let venv = try SetupTools.virtualenv("tls-venv", packages: ["hypercorn"])
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-tls-\(UUID().uuidString)")
         self.directory = directory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -58,9 +59,9 @@ final class TLSTestServer: Sendable {
             ["x509", "-req", "-in", path("leaf.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"), "-CAcreateserial",
              "-out", path("leaf.pem"), "-days", "2", "-extfile", path("leaf.ext")],
         ]
-        for arguments in steps { _ = try PythonTools.run("/usr/bin/env", ["openssl"] + arguments, what: "openssl \(arguments[0])") }
+        for arguments in steps { _ = try SetupTools.run("/usr/bin/env", ["openssl"] + arguments, what: "openssl \(arguments[0])") }
         certificateAuthority = directory.appendingPathComponent("ca.pem")
-        let pin = try PythonTools.run("/bin/sh", ["-c", "openssl x509 -in '\(path("leaf.pem"))' -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"], what: "computing the pin")
+        let pin = try SetupTools.run("/bin/sh", ["-c", "openssl x509 -in '\(path("leaf.pem"))' -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"], what: "computing the pin")
         publicKeyPin = pin.trimmingCharacters(in: .whitespacesAndNewlines)
 
         let python = Process()
@@ -124,51 +125,6 @@ final class TLSTestServer: Sendable {
     print(sock.getsockname()[1], flush=True)
     asyncio.run(serve(app, config, shutdown_trigger=orphaned))
     """
-}
-
-/// Python tools for tests, installed once into virtualenvs under `.build/`.
-enum PythonTools {
-    private static let installLock = Mutex(())
-
-    /// The virtualenv holding hypercorn (HTTP/2 over TLS), installing it on first use.
-    static func hypercorn() throws -> URL {
-        try installLock.withLock { _ in
-            let venv = packageRoot.appendingPathComponent(".build/tls-venv")
-            let marker = venv.appendingPathComponent(".conveyor-installed")
-            if FileManager.default.fileExists(atPath: marker.path) { return venv }
-            try? FileManager.default.removeItem(at: venv)
-            _ = try run("/usr/bin/env", ["python3", "-m", "venv", venv.path], what: "creating .build/tls-venv (is python3-venv installed?)")
-            _ = try run(venv.appendingPathComponent("bin/pip").path, ["install", "--quiet", "--disable-pip-version-check", "hypercorn"],
-                        what: "pip install hypercorn (is PyPI reachable?)")
-            _ = FileManager.default.createFile(atPath: marker.path, contents: Data())
-            return venv
-        }
-    }
-
-    private static var packageRoot: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-    }
-
-    /// Runs a command to its end (on the caller's thread, which is never the test pool's).
-    /// - Returns: Its standard output.
-    @discardableResult
-    static func run(_ executable: String, _ arguments: [String], what: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        do { try process.run() } catch { throw TLSTestServer.SetupError(description: "\(what): \(error)") }
-        let text = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TLSTestServer.SetupError(description: "\(what) failed (\(process.terminationStatus)): \(String(decoding: errorText, as: UTF8.self))")
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
 }
 
 extension Process {

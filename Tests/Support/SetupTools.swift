@@ -1,0 +1,88 @@
+import Foundation
+import Synchronization
+
+/// Set-up steps the test servers share: running a command to its end, and Python virtualenvs
+/// installed once under `.build/` (httpbin for the conformance tests, hypercorn for TLS).
+///
+/// Everything here blocks its thread: call it from a thread of your own, never from Swift
+/// Concurrency's cooperative pool (two threads on this machine).
+public enum SetupTools {
+    /// A set-up step that failed, saying which and why.
+    public struct Failure: Error, CustomStringConvertible {
+        /// What failed and what the command printed.
+        public let description: String
+    }
+
+    /// The package's root directory (where `.build/` is).
+    public static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Runs `executable` with `arguments` to its end.
+    /// - Parameters:
+    ///   - executable: The program's path (`/usr/bin/env` to look one up on `PATH`).
+    ///   - arguments: Its arguments.
+    ///   - what: What the step does, for the error.
+    /// - Returns: Its standard output.
+    /// - Throws: ``Failure`` when it cannot start or exits non-zero (with its standard error).
+    @discardableResult
+    public static func run(_ executable: String, _ arguments: [String], what: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        do { try process.run() } catch { throw Failure(description: "\(what): \(error)") }
+        // Both pipes are drained at once: a child blocked on a full one would never exit.
+        let errorText = Mutex(Data())
+        let drained = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let data = errors.fileHandleForReading.readDataToEndOfFile()
+            errorText.withLock { $0 = data }
+            drained.signal()
+        }
+        let text = output.fileHandleForReading.readDataToEndOfFile()
+        drained.wait()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            let message = String(decoding: errorText.withLock { $0 }, as: UTF8.self)
+            throw Failure(description: "\(what) failed with status \(process.terminationStatus): \(message)")
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    private static let installLock = Mutex(())
+
+    /// The virtualenv `.build/<name>` with `packages` installed, creating it on first use (a
+    /// marker file records a finished install, so an interrupted one starts over).
+    /// - Parameters:
+    ///   - name: The directory under `.build/`.
+    ///   - packages: What `pip install` gets.
+    /// - Returns: The virtualenv's directory.
+    /// - Throws: ``Failure`` naming what is missing (python3, python3-venv, PyPI).
+    public static func virtualenv(_ name: String, packages: [String]) throws -> URL {
+        try installLock.withLock { _ in
+            let venv = packageRoot.appendingPathComponent(".build/\(name)")
+            let marker = venv.appendingPathComponent(".conveyor-installed")
+            if FileManager.default.fileExists(atPath: marker.path) { return venv }
+            try? FileManager.default.removeItem(at: venv)
+            guard let python = which("python3") else {
+                throw Failure(description: "python3 is required to set up \(packages.joined(separator: ", ")): install it (apt-get install python3 python3-venv)")
+            }
+            try run(python, ["-m", "venv", venv.path], what: "creating .build/\(name) (is python3-venv installed?)")
+            try run(venv.appendingPathComponent("bin/pip").path, ["install", "--quiet", "--disable-pip-version-check"] + packages,
+                    what: "pip install \(packages.joined(separator: " ")) (is PyPI reachable?)")
+            _ = FileManager.default.createFile(atPath: marker.path, contents: Data())
+            return venv
+        }
+    }
+
+    /// The first executable `name` on `PATH`.
+    public static func which(_ name: String) -> String? {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let path = "\(directory)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+}
