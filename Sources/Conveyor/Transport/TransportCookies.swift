@@ -30,8 +30,10 @@ struct TransportCookies: @unchecked Sendable {
               !(request.allHTTPHeaderFields ?? [:]).keys.contains(where: { $0.equalsIgnoringASCIICase("Cookie") }),
               let cookies = storage.cookies(for: url), !cookies.isEmpty else { return nil }
         let now = Date()
-        let (live, expired) = (cookies.filter { !$0.isExpired(at: now) }, cookies.filter { $0.isExpired(at: now) })
-        expired.forEach(storage.deleteCookie)
+        var live: [HTTPCookie] = []
+        for cookie in cookies {
+            if cookie.isExpired(at: now) { storage.deleteCookie(cookie) } else { live.append(cookie) }
+        }
         return live.isEmpty ? nil : HTTPCookie.requestHeaderFields(with: live)["Cookie"]
     }
 
