@@ -175,7 +175,7 @@ func printRows(_ rows: [Row]) {
         print("  \(name)" + String(format: " %8.3f s  %7.1f µs/request", row.medianSeconds, row.microsecondsPerRequest) + ratios)
     }
 }
-// --requests-only: scenarios 1-2 and nothing else (a few minutes instead of ten).
+// --requests-only: scenarios 1-2 and nothing else (a minute or two).
 if arguments.contains("--requests-only") {
     server.stop()
     printRows(rows)
