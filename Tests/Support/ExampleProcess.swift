@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Runs a program built with the tests (an example, a helper) as a child process.
 ///
@@ -34,25 +33,15 @@ public enum ExampleProcess {
         try process.run()
         return await withCheckedContinuation { continuation in
             Thread.detachNewThread {
-                // Read both pipes to their end first: a full pipe would block the child.
-                let group = DispatchGroup()
-                let errData = Mutex(Data())
-                group.enter()
-                Thread.detachNewThread {
-                    let data = errors.fileHandleForReading.readDataToEndOfFile()
-                    errData.withLock { $0 = data }
-                    group.leave()
-                }
                 let killer = DispatchWorkItem { process.terminate() }
                 DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
-                let outData = output.fileHandleForReading.readDataToEndOfFile()
-                group.wait()
+                let (outData, errData) = SetupTools.readToEnd(output, errors)
                 process.waitUntilExit()
                 killer.cancel()
                 continuation.resume(returning: Result(
                     status: process.terminationStatus,
                     output: String(decoding: outData, as: UTF8.self),
-                    errors: String(decoding: errData.withLock { $0 }, as: UTF8.self)))
+                    errors: String(decoding: errData, as: UTF8.self)))
             }
         }
     }

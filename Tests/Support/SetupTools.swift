@@ -33,22 +33,28 @@ public enum SetupTools {
         process.standardOutput = output
         process.standardError = errors
         do { try process.run() } catch { throw Failure(description: "\(what): \(error)") }
-        // Both pipes are drained at once: a child blocked on a full one would never exit.
-        let errorText = Mutex(Data())
-        let drained = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            let data = errors.fileHandleForReading.readDataToEndOfFile()
-            errorText.withLock { $0 = data }
-            drained.signal()
-        }
-        let text = output.fileHandleForReading.readDataToEndOfFile()
-        drained.wait()
+        let (text, errorText) = readToEnd(output, errors)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            let message = String(decoding: errorText.withLock { $0 }, as: UTF8.self)
-            throw Failure(description: "\(what) failed with status \(process.terminationStatus): \(message)")
+            throw Failure(description: "\(what) failed with status \(process.terminationStatus): \(String(decoding: errorText, as: UTF8.self))")
         }
         return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Reads a child's standard output and standard error to their ends, both at once: a child
+    /// blocked writing to a full pipe nobody reads would never exit. Blocks until both close.
+    static func readToEnd(_ output: Pipe, _ errors: Pipe) -> (output: Data, errors: Data) {
+        let errorData = Mutex(Data())
+        let group = DispatchGroup()
+        group.enter()
+        Thread.detachNewThread {
+            let data = errors.fileHandleForReading.readDataToEndOfFile()
+            errorData.withLock { $0 = data }
+            group.leave()
+        }
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        return (outputData, errorData.withLock { $0 })
     }
 
     private static let installLock = Mutex(())
