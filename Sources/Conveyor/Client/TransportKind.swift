@@ -11,7 +11,7 @@ extension HTTPClient {
         case automatic
         /// Foundation's `URLSession`.
         case urlSession
-        /// libcurl's multi interface, driven by Conveyor on one thread per client (Linux only;
+        /// libcurl's multi interface, driven by Conveyor with one thread per client (Linux only;
         /// elsewhere, or when libcurl cannot be loaded, URLSession is used and a note is
         /// printed to standard error once).
         case curl

@@ -8,11 +8,12 @@ import FoundationNetworking
 /// One request sent by a ``CurlTransport``: the easy handle's options, libcurl's callbacks,
 /// and the events they become for the ``TransportTaskDelegate``.
 ///
-/// The loop thread configures and drives it; `cancel()` may come from any thread. Delegate
-/// calls happen on the loop thread, never under the lock (a delegate may cancel in return).
+/// The thread that owns the multi handle (the loop thread, or a caller that found it idle)
+/// configures and drives it; `cancel()` may come from any thread. Delegate calls happen on that
+/// thread, never under the lock (a delegate may cancel in return).
 final class CurlTransfer: @unchecked Sendable {
     // @unchecked Sendable: every mutable field is in `state`, behind one Lock. `errorBuffer`
-    // is written by libcurl and read by the loop thread only, between callbacks.
+    // is written by libcurl and read by the handle's owner only, between callbacks.
 
     typealias Handle = CurlLibrary.Handle
 
@@ -87,7 +88,7 @@ final class CurlTransfer: @unchecked Sendable {
         state.withLock { $0.cancelled = true }
     }
 
-    // MARK: - Configuring the handle (loop thread)
+    // MARK: - Configuring the handle (the multi handle's owner)
 
     /// Sets every option of `handle` for this request.
     /// - Returns: An error that fails the transfer before anything is sent, or nil.
@@ -155,7 +156,7 @@ final class CurlTransfer: @unchecked Sendable {
                 curl.setOption(handle, .seekFunction, function: unsafeBitCast(curlSeekCallback, to: UnsafeRawPointer.self))
                 curl.setOption(handle, .seekData, pointer: userData)
                 if case let .stream(stream as ThrottledInputStream) = bodySource, let rate = stream.bytesPerSecond {
-                    // libcurl paces the upload; the stream must not sleep on the loop thread.
+                    // libcurl paces the upload; the stream must not sleep on the driving thread.
                     stream.sleepsBetweenPackets = false
                     curl.setOption(handle, .maxSendSpeedLarge, rate)
                 }
@@ -204,7 +205,7 @@ final class CurlTransfer: @unchecked Sendable {
         return list
     }
 
-    // MARK: - libcurl callbacks (loop thread)
+    // MARK: - libcurl callbacks (the multi handle's owner)
 
     fileprivate func didReceiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int {
         let deliver = state.withLock { state -> HTTPURLResponse? in
@@ -262,7 +263,7 @@ final class CurlTransfer: @unchecked Sendable {
         return CurlConstant.seekOK
     }
 
-    // MARK: - Completion (loop thread)
+    // MARK: - Completion (the multi handle's owner)
 
     /// libcurl finished the transfer with `code`: reports metrics and the outcome, or
     /// decides to send again with credentials.

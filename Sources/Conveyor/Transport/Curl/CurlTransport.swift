@@ -6,7 +6,8 @@ import FoundationNetworking
 
 /// A ``Transport`` that drives libcurl's multi interface itself, on Linux.
 ///
-/// One multi handle per client, driven by one thread (``CurlMultiLoop``), so connections
+/// One multi handle per client, driven by one thread — or, while nothing runs, by the thread
+/// that starts a request (``CurlMultiLoop``) — so connections
 /// (HTTP/1.1 keep-alive and HTTP/2 multiplexing) are shared by all of the client's requests.
 /// It does what URLSession's transport does — the same events, the same errors — minus
 /// corelibs' layer: no per-request delegate hops through an `OperationQueue`, no 401 hang, and
