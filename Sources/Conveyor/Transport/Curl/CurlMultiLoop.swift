@@ -221,8 +221,6 @@ final class CurlMultiLoop: @unchecked Sendable {
             case .resend:
                 library.easyReset(handle)
                 add(transfer, on: handle, to: &owned)
-                // Sends the resend now; its completion, if immediate, is read next round.
-                _ = library.multiPerform(multi, &active)
             }
         }
         return !owned.running.isEmpty
