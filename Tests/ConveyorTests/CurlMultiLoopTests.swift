@@ -53,8 +53,14 @@ struct CurlMultiLoopTests {
         var bodyCount: Int { state.withLock { $0.body.count } }
     }
 
-    private func makeTransport() throws -> CurlTransport {
-        CurlTransport(library: try CurlLibrary.shared.get(), settings: .init(sessionConfiguration: .ephemeral, tls: .default))
+    /// Runs `body` with a started test server and a curl transport of its own, then stops both.
+    private func withTransport(_ body: (LocalHTTPServer, CurlTransport) async throws -> Void) async throws {
+        let server = LocalHTTPServer()
+        try server.start()
+        defer { server.stop() }
+        let transport = CurlTransport(library: try CurlLibrary.shared.get(), settings: .init(sessionConfiguration: .ephemeral, tls: .default))
+        defer { transport.invalidate() }
+        try await body(server, transport)
     }
 
     private func fetch(_ transport: CurlTransport, _ url: URL) async -> (Result<Int, any Error>, Int) {
@@ -65,64 +71,55 @@ struct CurlMultiLoopTests {
 
     @Test("Requests one at a time (each started on an idle handle), then again after invalidate()")
     func idleThenInvalidated() async throws {
-        let server = LocalHTTPServer()
-        try server.start()
-        defer { server.stop() }
-        let transport = try makeTransport()
-        for _ in 0..<20 {
-            let (result, bytes) = await fetch(transport, server.baseURL.appendingPathComponent("bytes/1000"))
+        try await withTransport { server, transport async throws in
+            for _ in 0..<20 {
+                let (result, bytes) = await fetch(transport, server.baseURL.appendingPathComponent("bytes/1000"))
+                #expect(try result.get() == 200)
+                #expect(bytes == 1000)
+            }
+            // Stops the idle loop thread; the next request starts a new one.
+            transport.invalidate()
+            let (result, bytes) = await fetch(transport, server.baseURL.appendingPathComponent("bytes/500"))
             #expect(try result.get() == 200)
-            #expect(bytes == 1000)
+            #expect(bytes == 500)
         }
-        // Stops the idle loop thread; the next request starts a new one.
-        transport.invalidate()
-        let (result, bytes) = await fetch(transport, server.baseURL.appendingPathComponent("bytes/500"))
-        #expect(try result.get() == 200)
-        #expect(bytes == 500)
-        transport.invalidate()
     }
 
     @Test("Many at once from many threads: every transfer completes once, with its own body")
     func concurrent() async throws {
-        let server = LocalHTTPServer()
-        try server.start()
-        defer { server.stop() }
-        let transport = try makeTransport()
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for index in 0..<64 {
-                group.addTask { () async throws in
-                    let size = 100 + index
-                    let (result, bytes) = await fetch(transport, server.baseURL.appendingPathComponent("bytes/\(size)"))
-                    #expect(try result.get() == 200)
-                    #expect(bytes == size)
+        try await withTransport { server, transport async throws in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<64 {
+                    group.addTask { () async throws in
+                        let size = 100 + index
+                        let (result, bytes) = await fetch(transport, server.baseURL.appendingPathComponent("bytes/\(size)"))
+                        #expect(try result.get() == 200)
+                        #expect(bytes == size)
+                    }
                 }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
         }
-        transport.invalidate()
     }
 
     @Test("Cancelled while the loop thread owns the handle: one cancellation; cancelled after finishing, on an idle handle: nothing more")
     func cancellation() async throws {
-        let server = LocalHTTPServer()
-        try server.start()
-        defer { server.stop() }
-        let transport = try makeTransport()
-        // Running: the loop thread owns the handle when the cancel arrives.
-        let slow = Outcome()
-        let task = transport.startTask(for: URLRequest(url: server.baseURL.appendingPathComponent("delay/10")), bodyFile: nil, delegate: slow)
-        task.cancel()
-        #expect((await slow.result()).failureCode == .cancelled)
-        // Idle: the cancelling thread drives the handle itself; a finished transfer reports
-        // nothing more.
-        let late = Outcome()
-        let finished = transport.startTask(for: URLRequest(url: server.baseURL.appendingPathComponent("get")), bodyFile: nil, delegate: late)
-        #expect(try (await late.result()).get() == 200)
-        finished.cancel()
-        #expect(try (await late.result()).get() == 200)
-        let (result, _) = await fetch(transport, server.baseURL.appendingPathComponent("get"))
-        #expect(try result.get() == 200)
-        transport.invalidate()
+        try await withTransport { server, transport async throws in
+            // Running: the loop thread owns the handle when the cancel arrives.
+            let slow = Outcome()
+            let task = transport.startTask(for: URLRequest(url: server.baseURL.appendingPathComponent("delay/10")), bodyFile: nil, delegate: slow)
+            task.cancel()
+            #expect((await slow.result()).failureCode == .cancelled)
+            // Idle: the cancelling thread drives the handle itself; a finished transfer reports
+            // nothing more.
+            let late = Outcome()
+            let finished = transport.startTask(for: URLRequest(url: server.baseURL.appendingPathComponent("get")), bodyFile: nil, delegate: late)
+            #expect(try (await late.result()).get() == 200)
+            finished.cancel()
+            #expect(try (await late.result()).get() == 200)
+            let (result, _) = await fetch(transport, server.baseURL.appendingPathComponent("get"))
+            #expect(try result.get() == 200)
+        }
     }
 }
 
