@@ -102,27 +102,24 @@ final class CurlMultiLoop: @unchecked Sendable {
     }
 
     private func submit(_ command: Command) {
-        let drive = inbox.withLock { inbox -> Bool? in
+        let action = inbox.withLock { inbox -> HandBack? in
             if inbox.owner == .idle {
                 inbox.owner = .caller
-                return true
+                return nil  // this thread drives
             }
             inbox.commands.append(command)
             // A caller that is driving hands the handle back and wakes the loop thread after.
-            return inbox.owner == .loop ? false : nil
+            return inbox.owner == .loop ? .wakeUp : HandBack.none
         }
-        switch drive {
-        case true?:
-            let busy = owned.withLock { owned in
-                apply(command, to: &owned)
-                return process(&owned)
-            }
-            handBack(busy: busy)
-        case false?:
-            if let multi { _ = library.multiWakeup(multi) }
-        case nil:
-            break
+        if let action {
+            perform(action)
+            return
         }
+        let busy = owned.withLock { owned in
+            apply(command, to: &owned)
+            return process(&owned)
+        }
+        handBack(busy: busy)
     }
 
     /// Gives the handle up after a caller drove it: to the loop thread when a transfer runs or
