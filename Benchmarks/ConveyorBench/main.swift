@@ -97,7 +97,7 @@ let clients: [(name: String, isConveyor: Bool, fetch: Fetch)] = [
 ]
 
 // --profile NAME: only that client, `--requests` sequential GETs after one warm-up, nothing
-// else; for `valgrind --tool=callgrind`, whose instruction counts repeat where timings do not.
+// else; for `perf` and `valgrind --tool=callgrind`. Prints the time per request on stderr.
 // Benchmarks/profile runs it twice per client and prints instructions per request.
 if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.count {
     guard let entry = clients.first(where: { $0.name == arguments[index + 1] }) else {
@@ -105,7 +105,9 @@ if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.coun
         exit(2)
     }
     try await entry.fetch()
-    _ = try await measure(entry.fetch, requests: requestCount, inFlight: option("--in-flight") ?? 1)
+    let seconds = try await measure(entry.fetch, requests: requestCount, inFlight: option("--in-flight") ?? 1)
+    // On stderr, so perf and callgrind output on stdout stays the tool's own.
+    FileHandle.standardError.write(Data(String(format: "%.1f µs/request\n", seconds * 1e6 / Double(requestCount)).utf8))
     server.stop()
     exit(0)
 }

@@ -23,9 +23,9 @@ import FoundationNetworking
 /// Paths resolve relative to ``baseURL`` as in AFNetworking: `"users"` appends to the base
 /// path, `"/users"` replaces it. All methods are safe to call from any thread.
 open class HTTPClient: @unchecked Sendable {
-    // @unchecked Sendable: `baseURL`, `configuration`, `operationQueue`, `transport` and
-    // `reachability` are set once in init and are thread-safe objects; everything mutable is
-    // in `mutableState`, behind one Mutex.
+    // @unchecked Sendable: `baseURL`, `configuration`, `operationQueue`, `transport`,
+    // `pathResolver` and `reachability` are set once in init and are thread-safe objects;
+    // everything mutable is in `mutableState`, behind one Mutex.
 
     /// The URL that paths resolve against; always ends with `/` when it has a path.
     public let baseURL: URL
@@ -35,6 +35,7 @@ open class HTTPClient: @unchecked Sendable {
     public let operationQueue: OperationQueue
 
     let transport: any Transport
+    private let pathResolver: PathResolver
     let mutableState: Lock<MutableState>
     /// Watches the base URL host; nil when ``Configuration/monitorsReachability`` is off.
     let reachability: NetworkReachabilityManager?
@@ -54,6 +55,7 @@ open class HTTPClient: @unchecked Sendable {
     ///   - configuration: Timeouts, concurrency, callback queue and session settings; default ``Configuration/default``.
     public init(baseURL: URL, configuration: Configuration = .default) {
         self.baseURL = Self.normalized(baseURL)
+        self.pathResolver = PathResolver(baseURL: self.baseURL)
         self.configuration = configuration
         self.operationQueue = OperationQueue()
         operationQueue.name = "org.conveyor.client(\(self.baseURL.host ?? self.baseURL.absoluteString))"
@@ -112,7 +114,7 @@ open class HTTPClient: @unchecked Sendable {
     /// - Returns: The absolute URL.
     /// - Throws: ``ConveyorError/invalidURL(path:baseURL:)`` when the result is not an http(s) URL.
     open func url(for path: String) throws -> URL {
-        guard let url = URL(string: path, relativeTo: baseURL)?.absoluteURL,
+        guard let url = pathResolver.resolve(path),
               let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = url.host, !host.isEmpty else {
             throw ConveyorError.invalidURL(path: path, baseURL: baseURL)
@@ -154,7 +156,9 @@ open class HTTPClient: @unchecked Sendable {
     /// The request before parameters: URL, method, timeout, default headers.
     func baseRequest(method: HTTPMethod, path: String) throws -> (URLRequest, any RequestSerializer) {
         var request = URLRequest(url: try url(for: path), timeoutInterval: configuration.timeout)
-        request.httpMethod = method.rawValue
+        // A new request's method is already GET; setting it runs corelibs' normalisation, a
+        // case-insensitive comparison with each known method (1 µs; 4 µs in a profile).
+        if method != .get { request.httpMethod = method.rawValue }
         let (headers, serializer) = mutableState.withLock { ($0.defaultHeaders, $0.requestSerializer) }
         request.setHeaders(headers)
         return (request, serializer)

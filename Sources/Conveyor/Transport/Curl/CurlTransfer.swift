@@ -186,10 +186,10 @@ final class CurlTransfer: @unchecked Sendable {
     /// would wait a second for `100 Continue` before larger bodies).
     private func headerList(_ headers: [String: String], answer: ChallengeAnswer?) -> Handle? {
         var headers = headers
-        var names = Set(headers.keys.map { $0.lowercased() })
-        for (name, value) in settings.additionalHeaders where !names.contains(name.lowercased()) {
+        // A request has a handful of fields: scanning them costs less than a set of lower-cased names.
+        func has(_ name: String) -> Bool { headers.keys.contains { $0.equalsIgnoringASCIICase(name) } }
+        for (name, value) in settings.additionalHeaders where !has(name) {
             headers[name] = value
-            names.insert(name.lowercased())
         }
         if let cookie = settings.cookies.header(for: request) { headers["Cookie"] = cookie }
         if case let .header(name, value) = answer { headers[name] = value }
@@ -201,7 +201,7 @@ final class CurlTransfer: @unchecked Sendable {
             // "Name;" is libcurl's spelling of a header with an empty value ("Name:" removes one).
             append(value.isEmpty ? "\(name);" : "\(name): \(value)")
         }
-        if !names.contains("expect") { append("Expect:") }
+        if !has("Expect") { append("Expect:") }
         return list
     }
 
