@@ -7,6 +7,7 @@ struct PathResolverTests {
     static let bases = [
         "http://example.com/", "http://example.com/api/v1/", "https://example.com:8443/a/b/", "http://127.0.0.1:8080/",
         "http://example.com/api/?key=1", "http://example.com/api/#top", "http://example.com",
+        "http://example.com/a%20b/", "http://user:pa55@example.com/v1/", "http://[::1]:8080/api/",
     ]
     static let paths = [
         "users", "users/1", "users/1/", "small.json", ".hidden", "a.b/c..d", "users?page=2&per_page=50",
