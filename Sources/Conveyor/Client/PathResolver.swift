@@ -39,8 +39,7 @@ struct PathResolver: Sendable {
         for byte in path.utf8 {
             if inQuery {
                 // The query is taken as it is; only its characters are checked.
-                guard byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: ".")
-                    || isPlainCharacter(byte) else { return false }
+                guard plainQueryCharacters.contains(byte) else { return false }
                 continue
             }
             switch byte {
@@ -54,7 +53,7 @@ struct PathResolver: Sendable {
                 if segmentStart { dots += 1 }
             default:
                 // ":" (a scheme), "#", "%", spaces, non-ASCII: Foundation's parser decides.
-                guard isPlainCharacter(byte) else { return false }
+                guard plainCharacters.contains(byte) else { return false }
                 segmentStart = false
                 dots = 0
             }
@@ -63,18 +62,9 @@ struct PathResolver: Sendable {
         return inQuery || !(segmentStart && dots > 0)
     }
 
-    /// Letters, digits, unreserved marks and sub-delimiters, plus "@" (RFC 3986 `pchar` without
-    /// ":" and percent-encoding).
-    private static func isPlainCharacter(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "~"),
-             UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
-             UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
-             UInt8(ascii: "="), UInt8(ascii: "@"):
-            return true
-        default:
-            return false
-        }
-    }
+    /// RFC 3986 `pchar` without ":" and percent-encoding: the unreserved characters (the query
+    /// encoder's set), the sub-delimiters and "@".
+    private static let plainCharacters = QueryStringEncoder.unreserved.union("!$&'()*+,;=@".utf8)
+    /// A query may also hold "/" and "?" (RFC 3986 §3.4).
+    private static let plainQueryCharacters = plainCharacters.union("/?".utf8)
 }
