@@ -73,7 +73,7 @@ extension HTTPClient {
         progress: HTTPRequestOperation.ProgressHandler?
     ) -> FileDownloadOperation {
         let operation = FileDownloadOperation(request: request, destination: destination, options: options)
-        operation.adopt(from: self, defaultCredential: defaultCredential)
+        operation.adoptSettings(of: self)
         operation.setDownloadProgressBlock(progress)
         return operation
     }

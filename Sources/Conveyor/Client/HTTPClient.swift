@@ -208,18 +208,48 @@ open class HTTPClient: @unchecked Sendable {
     open func operation(
         with request: URLRequest, success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
-        let (classes, credential) = mutableState.withLock { ($0.registeredOperationClasses, $0.defaultCredential) }
+        let classes = mutableState.withLock { $0.registeredOperationClasses }
         let type = classes.first { $0.canProcess(request) } ?? HTTPRequestOperation.self
+        return operation(type, with: request, success: success, failure: failure)
+    }
+
+    /// Builds (but does not enqueue) an operation of exactly `type` for `request`, with this
+    /// client's settings: its transport (and so its TLS authorities and pins), callback queue,
+    /// cache, retry, redirect and resource-timeout policies and default credential.
+    ///
+    /// ```swift
+    /// let operation = client.operation(JSONRequestOperation.self, with: request,
+    ///     success: { _, json in print(json ?? "") }, failure: { _, error in print(error) })
+    /// operation.outputStream = OutputStream(toFileAtPath: path, append: false)
+    /// client.enqueue(operation)
+    /// ```
+    /// - Parameters:
+    ///   - type: The operation class; registration plays no part.
+    ///   - request: The request.
+    ///   - success: Run on the callback queue with the serialized value; nil for none.
+    ///   - failure: Run on the callback queue with the error; nil for none.
+    /// - Returns: The configured operation.
+    public func operation<Operation: HTTPRequestOperation>(
+        _ type: Operation.Type, with request: URLRequest,
+        success: HTTPRequestOperation.Success? = nil, failure: HTTPRequestOperation.Failure? = nil
+    ) -> Operation {
         let operation = type.init(request: request)
-        operation.adopt(from: self, defaultCredential: credential.value)
+        operation.adoptSettings(of: self)
         operation.setCompletionBlock(success: success, failure: failure)
         return operation
     }
 
-    /// Adds an operation to ``operationQueue``.
-    /// - Parameter operation: The operation; one built elsewhere runs through this client's
-    ///   transport only if it was built by ``operation(with:success:failure:)``.
+    /// Adds an operation to ``operationQueue`` (AFNetworking's `enqueueHTTPRequestOperation:`).
+    ///
+    /// The operation runs with this client's settings — transport and TLS trust, callback
+    /// queue, cache and cache policy, retry, redirect and resource-timeout policies, response
+    /// size limit, challenge handler, default credential — for every setting that was not
+    /// assigned on the operation itself. A setting assigned on the operation (even to its
+    /// default value) wins, so an operation built directly with `init(request:)` behaves as if
+    /// this client had built it, except where its owner said otherwise.
+    /// - Parameter operation: The operation; built by this client or directly.
     open func enqueue(_ operation: HTTPRequestOperation) {
+        operation.adoptSettings(of: self)
         operationQueue.addOperation(operation)
     }
 
@@ -238,25 +268,6 @@ open class HTTPClient: @unchecked Sendable {
             if methodMatches, request.url?.path == target.path, request.url?.host == target.host {
                 operation.cancel()
             }
-        }
-    }
-}
-
-extension HTTPRequestOperation {
-    /// Takes the client's transport, callback queue, redirect policy and default credential.
-    func adopt(from client: HTTPClient, defaultCredential: URLCredential?) {
-        mutableState.withLock { state in
-            state.transport = client.transport
-            state.callbackQueue = client.configuration.callbackQueue
-            state.redirectPolicy = client.configuration.redirectPolicy
-            state.retryPolicy = client.configuration.retryPolicy
-            state.resourceTimeout = client.configuration.resourceTimeout
-            state.challengeHandler = client.configuration.authenticationChallengeHandler
-            state.cache = client.configuration.cache
-            state.maximumResponseSize = client.configuration.maximumResponseSize
-            state.defaultCachePolicy = client.configuration.cachePolicy
-            state.isUnreachable = { [weak client] in client?.reachabilityStatus == .notReachable }
-            if state.credential.value == nil { state.credential = UncheckedSendableBox(value: defaultCredential) }
         }
     }
 }

@@ -56,6 +56,10 @@ extension HTTPRequestOperation {
         var resourceTimeout: TimeInterval?
         var userInfo: [String: any Sendable] = [:]
         var transport: any Transport = TransportFactory.shared
+        /// The client-inheritable settings assigned on the operation itself; a client leaves them alone.
+        var assignedSettings: ClientSettings = []
+        /// The client whose settings the operation took last (weak: a client owns its operations' queue).
+        weak var adoptedClient: HTTPClient?
         var task: (any TransportTask)?
         /// Numbers transport tasks; events of an older task (one cancelled by pause or
         /// superseded by a retry) are ignored.

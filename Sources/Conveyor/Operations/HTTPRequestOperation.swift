@@ -121,11 +121,14 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
 
     // MARK: - Configuration
 
+    // The settings below documented as "Default: the client's" come from the client that
+    // builds or enqueues the operation (see `adoptSettings(of:)`) unless assigned here first.
+
     /// The queue the completion blocks run on. Default: the client's callback queue, or
-    /// `DispatchQueue.conveyorDefaultCallbackQueue` for an operation created directly.
+    /// `DispatchQueue.conveyorDefaultCallbackQueue` for an operation no client built or enqueued.
     public var callbackQueue: DispatchQueue {
         get { mutableState.withLock { $0.callbackQueue } }
-        set { mutableState.withLock { $0.callbackQueue = newValue } }
+        set { assign(\.callbackQueue, newValue, as: .callbackQueue) }
     }
 
     /// Status codes that count as success. Default `200..<300`.
@@ -153,13 +156,13 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// nil (the default, or the client's) uses ``credential`` alone. See ``AuthenticationChallengeHandler``.
     public var authenticationChallengeHandler: AuthenticationChallengeHandler? {
         get { mutableState.withLock { $0.challengeHandler } }
-        set { mutableState.withLock { $0.challengeHandler = newValue } }
+        set { assign(\.challengeHandler, newValue, as: .challengeHandler) }
     }
 
     /// When the operation sends failed attempts again. Default: the client's, or ``RetryPolicy/none``.
     public var retryPolicy: RetryPolicy {
         get { mutableState.withLock { $0.retryPolicy } }
-        set { mutableState.withLock { $0.retryPolicy = newValue } }
+        set { assign(\.retryPolicy, newValue, as: .retryPolicy) }
     }
 
     /// Seconds without a byte moving before the operation fails with
@@ -175,7 +178,7 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// limit. Default: the client's ``HTTPClient/Configuration/resourceTimeout``.
     public var resourceTimeout: TimeInterval? {
         get { mutableState.withLock { $0.resourceTimeout } }
-        set { mutableState.withLock { $0.resourceTimeout = newValue } }
+        set { assign(\.resourceTimeout, newValue, as: .resourceTimeout) }
     }
 
     /// The credential used to answer an authentication challenge. Default: the client's
@@ -183,13 +186,13 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// when there is none) fails the operation with ``ConveyorError/authenticationFailed(response:data:)``.
     public var credential: URLCredential? {
         get { mutableState.withLock { $0.credential.value } }
-        set { mutableState.withLock { $0.credential = UncheckedSendableBox(value: newValue) } }
+        set { assign(\.credential, UncheckedSendableBox(value: newValue), as: .credential) }
     }
 
     /// Which redirects are followed. Default: the client's, or ``RedirectPolicy/default``.
     public var redirectPolicy: RedirectPolicy {
         get { mutableState.withLock { $0.redirectPolicy } }
-        set { mutableState.withLock { $0.redirectPolicy = newValue } }
+        set { assign(\.redirectPolicy, newValue, as: .redirectPolicy) }
     }
 
     /// The default of ``maximumResponseSize``: 100 MB.
@@ -203,14 +206,14 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// ``HTTPClient/Configuration/maximumResponseSize``, or 100 MB.
     public var maximumResponseSize: Int64? {
         get { mutableState.withLock { $0.maximumResponseSize } }
-        set { mutableState.withLock { $0.maximumResponseSize = newValue } }
+        set { assign(\.maximumResponseSize, newValue, as: .maximumResponseSize) }
     }
 
     /// The HTTP cache the operation reads and writes. Default: the client's
-    /// ``HTTPClient/Configuration/cache``, or nil (no caching) for an operation created directly.
+    /// ``HTTPClient/Configuration/cache``, or nil (no caching) for an operation no client built or enqueued.
     public var cache: HTTPCache? {
         get { mutableState.withLock { $0.cache } }
-        set { mutableState.withLock { $0.cache = newValue } }
+        set { assign(\.cache, newValue, as: .cache) }
     }
 
     /// How the operation uses ``cache``. Reads the policy set here, else the request's

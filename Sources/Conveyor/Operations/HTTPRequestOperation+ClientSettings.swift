@@ -1,0 +1,56 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension HTTPRequestOperation {
+    /// The settings an operation takes from the client that builds or enqueues it, each
+    /// remembered once it is assigned on the operation itself (so that one wins).
+    struct ClientSettings: OptionSet, Sendable {
+        let rawValue: UInt16
+        static let callbackQueue = ClientSettings(rawValue: 1 << 0)
+        static let redirectPolicy = ClientSettings(rawValue: 1 << 1)
+        static let retryPolicy = ClientSettings(rawValue: 1 << 2)
+        static let resourceTimeout = ClientSettings(rawValue: 1 << 3)
+        static let challengeHandler = ClientSettings(rawValue: 1 << 4)
+        static let cache = ClientSettings(rawValue: 1 << 5)
+        static let maximumResponseSize = ClientSettings(rawValue: 1 << 6)
+        static let credential = ClientSettings(rawValue: 1 << 7)
+    }
+
+    /// Assigns a client-inheritable setting on behalf of the operation's owner: it wins over
+    /// the client's from now on.
+    func assign<Value>(_ path: WritableKeyPath<MutableState, Value>, _ value: Value, as setting: ClientSettings) {
+        mutableState.withLock { state in
+            state[keyPath: path] = value
+            state.assignedSettings.insert(setting)
+        }
+    }
+
+    /// The one place an operation takes a client's settings: when the client builds it and
+    /// again when the client enqueues it (an operation built directly meets its client only
+    /// there). The transport always comes from the client — it carries the client's TLS
+    /// authorities, pins and connection pool; every other setting only where the operation's
+    /// owner did not assign it.
+    func adoptSettings(of client: HTTPClient) {
+        // Built by this client and enqueued on it: nothing to take again (the hot path).
+        if mutableState.withLock({ $0.adoptedClient === client }) { return }
+        let configuration = client.configuration
+        let defaultCredential = client.defaultCredential
+        mutableState.withLock { state in
+            state.adoptedClient = client
+            state.transport = client.transport
+            state.defaultCachePolicy = configuration.cachePolicy
+            state.isUnreachable = { [weak client] in client?.reachabilityStatus == .notReachable }
+            let assigned = state.assignedSettings
+            if !assigned.contains(.callbackQueue) { state.callbackQueue = configuration.callbackQueue }
+            if !assigned.contains(.redirectPolicy) { state.redirectPolicy = configuration.redirectPolicy }
+            if !assigned.contains(.retryPolicy) { state.retryPolicy = configuration.retryPolicy }
+            if !assigned.contains(.resourceTimeout) { state.resourceTimeout = configuration.resourceTimeout }
+            if !assigned.contains(.challengeHandler) { state.challengeHandler = configuration.authenticationChallengeHandler }
+            if !assigned.contains(.cache) { state.cache = configuration.cache }
+            if !assigned.contains(.maximumResponseSize) { state.maximumResponseSize = configuration.maximumResponseSize }
+            if !assigned.contains(.credential) { state.credential = UncheckedSendableBox(value: defaultCredential) }
+        }
+    }
+}
