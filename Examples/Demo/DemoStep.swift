@@ -128,14 +128,29 @@ enum DemoSteps {
             bar.finish()
             return "sent \(ByteCountFormatter.string(fromByteCount: 1_000_000, countStyle: .decimal)) as multipart/form-data"
         },
-        DemoStep(name: "download", summary: "a 5 MB download streamed to a file, with a progress bar") { client in
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-demo-\(UUID().uuidString)")
-            defer { try? FileManager.default.removeItem(at: directory) }
+        DemoStep(name: "download", summary: "a 5 MB download into an outputStream, as in AFNetworking, with a progress bar") { client in
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-demo-\(UUID().uuidString).bin").path
+            defer { try? FileManager.default.removeItem(atPath: path) }
             let bar = ProgressBar(label: "download")
-            let file = try await client.download("bytes/5000000", to: .directory(directory)) { _, received, expected in bar.update(received, expected) }
+            // AFNetworking 1.x, line for line (the migration article shows both):
+            //   AFHTTPRequestOperation *operation = [[AFHTTPRequestOperation alloc] initWithRequest:request];
+            //   operation.outputStream = [NSOutputStream outputStreamToFileAtPath:path append:NO];
+            //   [operation setDownloadProgressBlock:^(NSUInteger bytes, long long total, long long expected) { … }];
+            //   [operation setShouldExecuteAsBackgroundTaskWithExpirationHandler:nil];
+            //   [operation setCompletionBlockWithSuccess:… failure:…];
+            //   [client enqueueHTTPRequestOperation:operation];
+            let request = try client.request(method: .get, path: "bytes/5000000")
+            let operation = HTTPRequestOperation(request: request)
+            operation.outputStream = OutputStream(toFileAtPath: path, append: false)
+            operation.setDownloadProgressBlock { _, total, expected in bar.update(total, expected) }
+            operation.setShouldExecuteAsBackgroundTask()
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                operation.setCompletionBlock(success: { _, _ in continuation.resume() }, failure: { _, error in continuation.resume(throwing: error) })
+                client.enqueue(operation)  // runs with the client's settings, like an operation it built
+            }
             bar.finish()
-            let size = (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.intValue ?? 0
-            return "\(size) bytes written to \(file.lastPathComponent)"
+            let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
+            return "\(size) bytes written through an OutputStream; \(operation.responseData?.count ?? 0) kept in memory"
         },
         DemoStep(name: "pause-resume", summary: "a slow download paused mid-body, then resumed with Range") { client in
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-demo-\(UUID().uuidString)")

@@ -18,6 +18,9 @@ public enum ConveyorError: Error, Sendable {
     case multipartEncodingFailed(reason: MultipartEncodingFailureReason)
     /// A download could not be written to, or moved to, its destination file.
     case downloadFailed(reason: DownloadFailureReason)
+    /// The operation's ``HTTPRequestOperation/outputStream`` could not be opened or refused
+    /// bytes (a full disk, a closed stream, an unopenable path). Bytes it accepted stay written.
+    case outputStreamFailed(reason: OutputStreamFailureReason)
     /// The server answered with a status code outside the operation's acceptable set.
     case unacceptableStatusCode(Int, response: HTTPURLResponse, data: Data?)
     /// The response's `Content-Type` is not one the operation accepts.
@@ -117,6 +120,29 @@ public enum ConveyorError: Error, Sendable {
         }
     }
 
+    /// Why an output stream failed.
+    public enum OutputStreamFailureReason: Sendable, CustomStringConvertible {
+        /// The stream could not be opened; the stream's error, when it reported one.
+        case cannotOpen((any Error)?)
+        /// The stream refused bytes after accepting `bytesWritten` of them; its error, when it
+        /// reported one (none for a stream that was closed or is full at a fixed capacity).
+        case writeFailed(bytesWritten: Int64, (any Error)?)
+        /// The server sent the body again from its start (a retry or resume it could not
+        /// continue), and the `bytesWritten` bytes already in the stream cannot be taken back.
+        case cannotRestart(bytesWritten: Int64)
+
+        /// A readable explanation.
+        public var description: String {
+            switch self {
+            case let .cannotOpen(error): return "the output stream could not be opened\(error.map { ": \($0.localizedDescription)" } ?? "")"
+            case let .writeFailed(count, error):
+                return "the output stream refused bytes after \(count)\(error.map { ": \($0.localizedDescription)" } ?? " (closed, or full)")"
+            case let .cannotRestart(count):
+                return "the server restarted the body, but \(count) bytes are already in the output stream, which cannot be rewound"
+            }
+        }
+    }
+
     /// Why an operation was cancelled.
     public enum CancellationReason: Sendable, Equatable, CustomStringConvertible {
         /// `cancel()` was called on the operation, its queue or its client, or the awaiting Task was cancelled.
@@ -181,8 +207,8 @@ extension ConveyorError {
             return response
         case let .responseTooLarge(_, response):
             return response
-        case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .cancelled, .timedOut, .network,
-             .serverTrustFailed, .invalidHeader:
+        case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
+             .network, .serverTrustFailed, .invalidHeader:
             return nil
         }
     }
@@ -194,8 +220,8 @@ extension ConveyorError {
             return data
         case let .responseSerializationFailed(_, _, data), let .authenticationFailed(_, data):
             return data
-        case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .cancelled, .timedOut, .network, .redirectFailed,
-             .responseTooLarge, .serverTrustFailed, .invalidHeader:
+        case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
+             .network, .redirectFailed, .responseTooLarge, .serverTrustFailed, .invalidHeader:
             return nil
         }
     }
@@ -208,6 +234,8 @@ extension ConveyorError {
         case let .multipartEncodingFailed(.bodyFileWriteFailed(_, underlying)): return underlying
         case let .downloadFailed(.cannotCreateFile(_, underlying)), let .downloadFailed(.writeFailed(_, underlying)),
              let .downloadFailed(.cannotMoveFile(_, underlying)):
+            return underlying
+        case let .outputStreamFailed(.cannotOpen(underlying?)), let .outputStreamFailed(.writeFailed(_, underlying?)):
             return underlying
         case let .network(error): return error
         default: return nil
@@ -236,6 +264,8 @@ extension ConveyorError: CustomStringConvertible, LocalizedError {
             return "Multipart encoding failed: \(reason)."
         case let .downloadFailed(reason):
             return "Download failed: \(reason)."
+        case let .outputStreamFailed(reason):
+            return "Output stream failed: \(reason)."
         case let .unacceptableStatusCode(code, response, data):
             return "Request failed: unacceptable status code \(code) (\(HTTPURLResponse.localizedString(forStatusCode: code))) from \(Self.describe(response))\(Self.preview(data))."
         case let .unacceptableContentType(type, acceptable, response, data):

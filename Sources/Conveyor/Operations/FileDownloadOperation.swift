@@ -130,8 +130,7 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
     // MARK: - Streaming to the file
 
     override func makeBodyFile(for response: HTTPURLResponse, appendingTo partialFile: URL?) throws -> ResponseBodyFile? {
-        guard acceptableStatusCodes.contains(response.statusCode),
-              !Self.redirectStatusCodes.contains(response.statusCode) || redirectPolicy.maximumRedirects == 0 else { return nil }
+        guard storesBody(of: response) else { return nil }
         let (destination, options) = settings.withLock { ($0.destination, $0.options) }
         let target = Self.target(for: destination, response: response)
         let directory = target.deletingLastPathComponent()

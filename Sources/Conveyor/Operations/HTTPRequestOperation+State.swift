@@ -88,6 +88,10 @@ extension HTTPRequestOperation {
         var bytesReceived: Int64 = 0
         /// Where the current response's body goes when not into `data` (file downloads).
         var bodyFile: ResponseBodyFile?
+        /// The caller's `outputStream`, wrapped; nil without one.
+        var outputSink: OutputStreamSink?
+        /// Whether the current response's body goes to `outputSink` instead of `data`.
+        var streamsBody = false
         /// The `Progress` objects, once someone asked for them (see `downloadProgress`).
         var uploadProgressObject: UncheckedSendableBox<Progress>?
         var downloadProgressObject: UncheckedSendableBox<Progress>?
@@ -160,7 +164,8 @@ extension HTTPRequestOperation {
     /// Ends the operation with `result`. The first call wins; later ones (a transport
     /// completion racing a cancel or a timeout) do nothing.
     func finish(_ result: Result<UncheckedSendableBox<Any?>, ConveyorError>) {
-        let claimed = mutableState.withLock { state -> (task: (any TransportTask)?, timers: [DeadlineTimer], file: ResponseBodyFile?)? in
+        let claimed = mutableState.withLock {
+            state -> (task: (any TransportTask)?, timers: [DeadlineTimer], file: ResponseBodyFile?, sink: OutputStreamSink?)? in
             guard !state.completionClaimed else { return nil }
             state.completionClaimed = true
             state.attempt += 1
@@ -170,10 +175,12 @@ extension HTTPRequestOperation {
             }
             state.metrics = OperationMetrics(state: state)
             defer { state.task = nil }
-            return (state.task, state.takeTimers(), state.bodyFile)
+            return (state.task, state.takeTimers(), state.bodyFile, state.outputSink)
         }
         guard let claimed else { return }
         claimed.timers.forEach { $0.cancel() }
+        // AFNetworking closed the output stream when the operation finished, however it ended.
+        claimed.sink?.close()
         // A multipart body file Conveyor wrote is removed however the operation ended, and so
         // is a partial download that did not succeed.
         UploadBodyFiles.shared.finish(request)

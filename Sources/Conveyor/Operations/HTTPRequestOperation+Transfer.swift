@@ -123,13 +123,16 @@ extension HTTPRequestOperation {
         do {
             let file = try makeBodyFile(for: response, appendingTo: outcome.keep ? outcome.previous?.url : nil)
             mutableState.withLock { $0.bodyFile = file }
+            if file == nil { try streamBody(of: response, continuing: outcome.keep) }
             // A body bound for memory that announces more than the limit fails before it is read.
-            if file == nil, let limit = mutableState.withLock({ $0.maximumResponseSize }), response.expectedContentLength > limit {
+            let (limit, streams) = mutableState.withLock { ($0.maximumResponseSize, $0.streamsBody) }
+            if file == nil, !streams, let limit, response.expectedContentLength > limit {
                 fail(.responseTooLarge(limit: limit, response: response), response: response, retryable: false)
                 return
             }
         } catch {
             fail(error as? ConveyorError ?? .downloadFailed(reason: .cannotCreateFile(URL(fileURLWithPath: "/"), error)), response: response, retryable: false)
+            return
         }
         let (progress, received, expected) = mutableState.withLock { state -> (Progress?, Int64, Int64) in
             state.downloadExpected = Self.expectedTotal(of: response, offset: state.bytesReceived)
@@ -138,9 +141,31 @@ extension HTTPRequestOperation {
         if let progress { updateProgress(progress, completed: received, expected: expected) }
     }
 
+    /// Decides whether the body of `response` goes to the output stream — a final answer with
+    /// an acceptable status (error bodies stay in memory for the error, as for file downloads)
+    /// — and opens the stream for it. A body that starts over cannot go to a stream that holds
+    /// bytes of an earlier one.
+    private func streamBody(of response: HTTPURLResponse, continuing: Bool) throws(ConveyorError) {
+        let sink = mutableState.withLock { state -> OutputStreamSink? in
+            state.streamsBody = false
+            return state.outputSink
+        }
+        guard let sink, storesBody(of: response) else { return }
+        if !continuing, sink.bytesWritten > 0 { throw .outputStreamFailed(reason: .cannotRestart(bytesWritten: sink.bytesWritten)) }
+        try sink.open()
+        mutableState.withLock { $0.streamsBody = true }
+    }
+
+    /// Whether `response` is the one whose body the operation delivers: its status is
+    /// acceptable and it is not a redirect about to be followed.
+    func storesBody(of response: HTTPURLResponse) -> Bool {
+        acceptableStatusCodes.contains(response.statusCode)
+            && (!Self.redirectStatusCodes.contains(response.statusCode) || redirectPolicy.maximumRedirects == 0)
+    }
+
     func attemptDidReceive(data: Data, attempt: Int) {
         let tooLarge = ifCurrent(attempt) { state -> (Int64, HTTPURLResponse)? in
-            guard state.bodyFile == nil, let limit = state.maximumResponseSize, let response = state.response,
+            guard state.bodyFile == nil, !state.streamsBody, let limit = state.maximumResponseSize, let response = state.response,
                   Int64(state.data.count) + Int64(data.count) > limit else { return nil }
             state.data = Data()  // release what was held; the operation fails now
             return (limit, response)
@@ -150,17 +175,21 @@ extension HTTPRequestOperation {
             return
         }
         let update = ifCurrent(attempt) { state in
-            if state.bodyFile == nil { state.data.append(data) }
+            if state.bodyFile == nil, !state.streamsBody { state.data.append(data) }
             state.bytesReceived += Int64(data.count)
             state.lastActivity = .now()
             let expected = state.response.map { Self.expectedTotal(of: $0, offset: state.bytesReceived - Int64(data.count)) } ?? -1
             state.downloadExpected = expected
-            return (state.bodyFile, state.downloadProgressHandler, state.callbackQueue, state.bytesReceived, expected,
-                    state.downloadProgressObject?.value)
+            return (state.bodyFile, state.streamsBody ? state.outputSink : nil, state.downloadProgressHandler, state.callbackQueue,
+                    state.bytesReceived, expected, state.downloadProgressObject?.value)
         }
-        guard let (file, handler, queue, total, expected, progress) = update else { return }
+        guard let (file, sink, handler, queue, total, expected, progress) = update else { return }
         do {
             try file?.write(data)
+            try sink?.write(data)
+        } catch let error as ConveyorError {
+            fail(error, response: nil, retryable: false)
+            return
         } catch {
             fail(error as? ConveyorError ?? .downloadFailed(reason: .writeFailed(file!.url, error)), response: nil, retryable: false)
             return
@@ -218,7 +247,7 @@ extension HTTPRequestOperation {
             return
         }
         let inline = mutableState.withLock { state in
-            state.bodyFile == nil && state.data.count <= Self.inlineSerializationLimit && state.responseSerializer is any CheapSerialization
+            state.bodyFile == nil && !state.streamsBody && state.data.count <= Self.inlineSerializationLimit && state.responseSerializer is any CheapSerialization
         }
         if inline { process(response, attempt: attempt) } else { conveyorProcessingQueue.async { self.process(response, attempt: attempt) } }
     }
@@ -231,10 +260,13 @@ extension HTTPRequestOperation {
     /// Validates and serializes the final response, off the callback queue (see
     /// ``ResponseSerializer`` for the order of the checks).
     func process(_ response: HTTPURLResponse, attempt: Int) {
-        guard let (request, data, received, codes, types, serializer) = ifCurrent(attempt, {
-            ($0.currentRequest, $0.data, $0.bytesReceived, $0.acceptableStatusCodes,
+        guard let (request, kept, sink, received, codes, types, serializer) = ifCurrent(attempt, {
+            ($0.currentRequest, $0.data, $0.streamsBody ? $0.outputSink : nil, $0.bytesReceived, $0.acceptableStatusCodes,
              $0.acceptableContentTypes ?? $0.responseSerializer.acceptableContentTypes, $0.responseSerializer)
         }) else { return }
+        // A body written to the output stream is serialized from a memory stream's contents;
+        // another stream's bytes are the caller's, and the value is the serializer's empty one.
+        let data = sink.map { $0.memoryContents ?? Data() } ?? kept
         let body = data.isEmpty ? nil : data
         guard codes.contains(response.statusCode) else {
             fail(.unacceptableStatusCode(response.statusCode, response: response, data: body), response: response, retryable: true)
@@ -243,6 +275,10 @@ extension HTTPRequestOperation {
         let bodiless = received == 0 && (response.statusCode == 204 || response.statusCode == 205 || request.httpMethod == "HEAD")
         if received > 0, let types, !types.isEmpty, !ContentTypes.matches(response.contentMIMEType, types) {
             finish(.failure(.unacceptableContentType(response.contentMIMEType, acceptable: types, response: response, data: body)))
+            return
+        }
+        if let sink, sink.memoryContents == nil {
+            finish(.success(UncheckedSendableBox(value: try? serializer.emptyResponseValue(request: request, response: response))))
             return
         }
         do {

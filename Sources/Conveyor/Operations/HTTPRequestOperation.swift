@@ -234,6 +234,34 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
         mutableState.withLock { $0.cacheResponseHandler = block }
     }
 
+    /// Where the response body goes instead of memory, as AFNetworking's `outputStream`: the
+    /// operation opens the stream (unless it is open already) when the body of an accepted
+    /// response starts, writes each chunk as it arrives, and closes the stream when it
+    /// finishes, however it ends.
+    ///
+    /// ```swift
+    /// let operation = HTTPRequestOperation(request: request)
+    /// operation.outputStream = OutputStream(toFileAtPath: path, append: false)
+    /// client.enqueue(operation)
+    /// ```
+    ///
+    /// ``responseData`` stays empty unless the stream is a memory stream
+    /// (`OutputStream.toMemory()`), whose contents the ``responseSerializer`` then reads; for
+    /// other streams the success value is the serializer's empty value (nil when it has none).
+    /// Bodies of rejected statuses stay in memory, so the error carries them; bodies of
+    /// followed redirects are not written. A stream that cannot be opened or refuses bytes (a
+    /// full disk, a closed stream) fails the operation at once with
+    /// ``ConveyorError/outputStreamFailed(reason:)``; what it accepted stays written. A pause,
+    /// or a retry after a dropped connection, continues with a `Range` request and appends; a
+    /// server that sends the body from the start again fails with
+    /// ``ConveyorError/OutputStreamFailureReason/cannotRestart(bytesWritten:)``, since a stream
+    /// cannot be rewound. Set it before the operation starts; ``maximumResponseSize`` does not
+    /// apply. Default nil.
+    public var outputStream: OutputStream? {
+        get { mutableState.withLock { $0.outputSink }?.stream }
+        set { mutableState.withLock { $0.outputSink = newValue.map(OutputStreamSink.init) } }
+    }
+
     /// Free-form values for the caller's own bookkeeping.
     public var userInfo: [String: any Sendable] {
         get { mutableState.withLock { $0.userInfo } }
@@ -302,13 +330,19 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     public var response: HTTPURLResponse? { mutableState.withLock { $0.response } }
 
     /// The body received so far; nil before a response arrives.
-    public var responseData: Data? { mutableState.withLock { $0.response == nil ? nil : $0.data } }
+    public var responseData: Data? {
+        let (data, sink) = mutableState.withLock { state -> (Data?, OutputStreamSink?) in
+            (state.response == nil ? nil : state.data, state.streamsBody ? state.outputSink : nil)
+        }
+        guard let sink else { return data }
+        return sink.memoryContents ?? Data()
+    }
 
     /// The body decoded as text with the response's charset (a BOM, UTF-8 or ISO-8859-1 when
     /// it names none); nil when there is no body or the charset does not decode it.
     public var responseString: String? {
-        let (data, charset) = mutableState.withLock { ($0.data, $0.response?.textEncodingName) }
-        guard !data.isEmpty else { return nil }
+        let charset = mutableState.withLock { $0.response?.textEncodingName }
+        guard let data = responseData, !data.isEmpty else { return nil }
         return try? CharsetDecoder.decode(data, charset: charset)
     }
 

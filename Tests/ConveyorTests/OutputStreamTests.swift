@@ -1,0 +1,206 @@
+import Conveyor
+import ConveyorLocking
+import ConveyorTesting
+import Foundation
+import Testing
+
+/// `HTTPRequestOperation.outputStream`, AFNetworking's way of sending a body somewhere other
+/// than memory, over real sockets on both transports.
+@Suite("outputStream: bodies written to a stream as they arrive")
+struct OutputStreamTests {
+    private static func client(_ server: LocalHTTPServer, _ transport: HTTPClient.TransportKind) -> HTTPClient {
+        var configuration = HTTPClient.Configuration.default
+        configuration.transport = transport
+        configuration.cache = nil
+        configuration.monitorsReachability = false
+        return HTTPClient(baseURL: server.baseURL, configuration: configuration)
+    }
+
+    private static func temporaryFile() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-stream-\(UUID().uuidString)")
+    }
+
+    @Test("A 3 MB body goes to a file stream, not memory; progress fires; the stream is closed", arguments: HTTPClient.TransportKind.testedKinds)
+    func fileStream(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let body = FileDownloadTests.pattern(3_000_000)
+        server.route("/big") { _ in .init(headers: ["Content-Type": "application/octet-stream"], body: .data(body)) }
+        let client = Self.client(server, transport)
+        let file = Self.temporaryFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let stream = try #require(OutputStream(toFileAtPath: file.path, append: false))
+        let operation = HTTPRequestOperation(request: URLRequest(url: server.baseURL.appendingPathComponent("big")))
+        operation.outputStream = stream
+        let progressed = Lock<Int64>(0)
+        operation.setDownloadProgressBlock { _, total, _ in progressed.withLock { $0 = max($0, total) } }
+        let probe = CompletionProbe()
+        probe.attach(to: operation)
+        client.enqueue(operation)
+        #expect(await probe.outcome().error == nil)
+        #expect(try Data(contentsOf: file) == body)
+        #expect(operation.responseData == Data())
+        #expect(stream.streamStatus == .closed)
+        probe.queue.sync {}
+        #expect(progressed.withLock { $0 } == Int64(body.count))
+        #expect(probe.callCount == 1)
+    }
+
+    @Test("A memory stream keeps the body; the JSON serializer reads it", arguments: HTTPClient.TransportKind.testedKinds)
+    func memoryStream(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let client = Self.client(server, transport)
+        let operation = client.operation(JSONRequestOperation.self, with: try client.request(method: .get, path: "get", parameters: ["q": "stream"]))
+        let stream = OutputStream.toMemory()
+        operation.outputStream = stream
+        let probe = CompletionProbe()
+        probe.attach(to: operation)
+        client.enqueue(operation)
+        #expect(await probe.outcome().error == nil)
+        let json = try #require(operation.responseObject as? [String: Any])
+        #expect((json["args"] as? [String: Any])?["q"] as? String == "stream")
+        #expect(operation.responseData == stream.property(forKey: .dataWrittenToMemoryStreamKey) as? Data)
+        #expect(operation.responseString?.contains("stream") == true)
+    }
+
+    @Test("An error status keeps its body in memory for the error and writes nothing", arguments: HTTPClient.TransportKind.testedKinds)
+    func errorBodyStaysInMemory(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        server.route("/missing") { _ in .text("no such thing", status: 404) }
+        let client = Self.client(server, transport)
+        let operation = HTTPRequestOperation(request: URLRequest(url: server.baseURL.appendingPathComponent("missing")))
+        let stream = OutputStream.toMemory()
+        operation.outputStream = stream
+        let probe = CompletionProbe()
+        probe.attach(to: operation)
+        client.enqueue(operation)
+        let error = try #require(await probe.outcome().error)
+        #expect(error.statusCode == 404 && error.responseData == Data("no such thing".utf8))
+        #expect((stream.property(forKey: .dataWrittenToMemoryStreamKey) as? Data ?? Data()).isEmpty)
+    }
+
+    @Test("A stream that cannot be opened fails the operation once with outputStreamFailed", arguments: HTTPClient.TransportKind.testedKinds)
+    func unopenable(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let client = Self.client(server, transport)
+        let operation = HTTPRequestOperation(request: URLRequest(url: server.baseURL.appendingPathComponent("bytes/1000")))
+        operation.outputStream = OutputStream(toFileAtPath: "/nonexistent-\(UUID().uuidString)/out.bin", append: false)
+        let probe = CompletionProbe()
+        probe.attach(to: operation)
+        client.enqueue(operation)
+        guard case .outputStreamFailed(.cannotOpen(let underlying))? = await probe.outcome().error else {
+            Issue.record("expected outputStreamFailed(.cannotOpen)")
+            return
+        }
+        #expect((underlying as? NSError)?.code == Int(ENOENT))
+        #expect(probe.callCount == 1)
+    }
+
+    @Test("A full disk (/dev/full) fails the operation at once with the stream's error, once", arguments: HTTPClient.TransportKind.testedKinds)
+    func fullDisk(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let client = Self.client(server, transport)
+        // A body that would take 10 s: the failure must not wait for it.
+        let operation = HTTPRequestOperation(request: URLRequest(url: URL(string: "drip?numbytes=100&duration=10", relativeTo: server.baseURL)!))
+        operation.outputStream = OutputStream(toFileAtPath: "/dev/full", append: false)
+        let probe = CompletionProbe()
+        probe.attach(to: operation)
+        let start = ContinuousClock.now
+        client.enqueue(operation)
+        let error = await probe.outcome().error
+        let elapsed = try #require(probe.firstCompletionTime) - start
+        guard case .outputStreamFailed(.writeFailed(let written, let underlying))? = error else {
+            Issue.record("expected outputStreamFailed(.writeFailed), got \(String(describing: error))")
+            return
+        }
+        #expect(written == 0 && (underlying as? NSError)?.code == Int(ENOSPC))
+        #expect(elapsed < .seconds(2))
+        #expect(error?.description.contains("Output stream failed") == true)
+        #expect(probe.callCount == 1)
+    }
+
+    @Test("A stream closed mid-body fails the operation; every byte it took stays in the file", arguments: HTTPClient.TransportKind.testedKinds)
+    func closedMidBody(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let client = Self.client(server, transport)
+        let file = Self.temporaryFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let stream = try #require(OutputStream(toFileAtPath: file.path, append: false))
+        let operation = HTTPRequestOperation(request: URLRequest(url: URL(string: "drip?numbytes=50&duration=5", relativeTo: server.baseURL)!))
+        operation.outputStream = stream
+        let closed = Lock(false)
+        // Closed once, from the callback queue, while the transport writes from its own thread:
+        // OutputStream is not Sendable, but this is the very misuse under test.
+        nonisolated(unsafe) let streamToClose = stream
+        // The progress block runs after a chunk was written: closing then refuses the next one.
+        operation.setDownloadProgressBlock { _, _, _ in
+            closed.withLock { done in
+                if !done { streamToClose.close() }
+                done = true
+            }
+        }
+        let probe = CompletionProbe()
+        probe.attach(to: operation)
+        client.enqueue(operation)
+        guard case .outputStreamFailed(.writeFailed(let written, _))? = await probe.outcome().error else {
+            Issue.record("expected outputStreamFailed(.writeFailed)")
+            return
+        }
+        #expect(written > 0 && written < 50)
+        #expect(try Data(contentsOf: file).count == Int(written))
+        #expect(probe.callCount == 1)
+    }
+
+    @Test("Pause and resume append to the stream: the file is the whole body, byte for byte", arguments: HTTPClient.TransportKind.testedKinds)
+    func pauseResumeAppends(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let gate = DispatchSemaphore(value: 0)
+        defer { gate.signal() }
+        PauseResumeTests.route(server, etag: { "\"v1\"" }, body: { PauseResumeTests.body }, gate: gate)
+        let client = Self.client(server, transport)
+        let file = Self.temporaryFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let operation = HTTPRequestOperation(request: URLRequest(url: server.baseURL.appendingPathComponent("resource")))
+        operation.outputStream = OutputStream(toFileAtPath: file.path, append: true)
+        let probe = CompletionProbe()
+        await PauseResumeTests.pauseAfterFirstPart(operation, client: client, probe: probe)
+        #expect(operation.isPaused)
+        gate.signal()
+        operation.resume()
+        #expect(await probe.outcome().error == nil)
+        #expect(operation.response?.statusCode == 206)
+        #expect(try Data(contentsOf: file) == PauseResumeTests.body)
+    }
+
+    @Test("A resumed body the server sends from the start again cannot be rewound: cannotRestart", arguments: HTTPClient.TransportKind.testedKinds)
+    func restartRefused(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let gate = DispatchSemaphore(value: 0)
+        defer { gate.signal() }
+        let version = Lock(1)
+        PauseResumeTests.route(server, etag: { "\"v\(version.withLock { $0 })\"" }, body: { PauseResumeTests.body }, gate: gate)
+        let client = Self.client(server, transport)
+        let file = Self.temporaryFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let operation = HTTPRequestOperation(request: URLRequest(url: server.baseURL.appendingPathComponent("resource")))
+        operation.outputStream = OutputStream(toFileAtPath: file.path, append: false)
+        let probe = CompletionProbe()
+        await PauseResumeTests.pauseAfterFirstPart(operation, client: client, probe: probe)
+        version.withLock { $0 = 2 }  // If-Range no longer matches: the server answers 200
+        gate.signal()
+        operation.resume()
+        guard case .outputStreamFailed(.cannotRestart(let written))? = await probe.outcome().error else {
+            Issue.record("expected outputStreamFailed(.cannotRestart)")
+            return
+        }
+        #expect(written >= Int64(PauseResumeTests.firstPart))
+        #expect(try Data(contentsOf: file) == PauseResumeTests.body.prefix(Int(written)))
+    }
+}
