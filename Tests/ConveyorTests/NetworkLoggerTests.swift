@@ -83,20 +83,34 @@ struct NetworkLoggerTests {
         }
     }
 
-    @Test("warn and error levels keep only the failures that matter")
-    func quieterLevels() async throws {
-        try await withServer { server, client in
+    @Test("warn logs every failed operation (status, timeout, content type, transport); error only network failures", arguments: HTTPClient.TransportKind.testedKinds)
+    func quieterLevels(transport: HTTPClient.TransportKind) async throws {
+        var configuration = HTTPClient.Configuration.timeout(0.2)
+        configuration.transport = transport
+        try await withServer(configuration: configuration) { server, client in
             let warn = Capture(level: .warn, port: server.port)
             let error = Capture(level: .error, port: server.port)
             _ = try await run(client, "get")
             _ = try await run(client, "status/500")
+            _ = try await run(client, "fault/stall-after-headers")
             _ = try await run(client, "html") { $0.acceptableContentTypes = ["application/json"] }
             _ = try await run(client, "fault/reset")
-            #expect(warn.lines.count == 2 && warn.lines[0].contains("unacceptable content type") && warn.lines[1].contains("/fault/reset"))
+            let cancelled = client.operation(with: try client.request(method: .get, path: "delay/5"), success: nil, failure: nil)
+            let probe = CompletionProbe()
+            probe.attach(to: cancelled)
+            client.enqueue(cancelled)
+            cancelled.cancel()
+            _ = await probe.outcome()
+            warn.logger.flush()
+            #expect(warn.lines.count == 4, "\(warn.lines)")
+            #expect(warn.lines.count == 4 && warn.lines[0].contains("unacceptable status code 500") && warn.lines[1].contains("timed out")
+                && warn.lines[2].contains("unacceptable content type") && warn.lines[3].contains("/fault/reset"))
             #expect(error.lines.count == 1 && error.lines[0].contains("/fault/reset"))
-            warn.logger.routineFailuresAreWarnings = true
-            _ = try await run(client, "status/500")
-            #expect(warn.lines.count == 3)
+            // A failure the app expects is demoted to info.
+            warn.logger.expectedFailures = NetworkLogger.statusCodes([404])
+            _ = try await run(client, "status/404")
+            _ = try await run(client, "status/503")
+            #expect(warn.lines.count == 5 && warn.lines[4].contains("503"))
         }
     }
 

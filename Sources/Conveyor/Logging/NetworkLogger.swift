@@ -22,7 +22,7 @@ import FoundationNetworking
 /// |---|---|
 /// | `.debug` | everything below, plus headers, bodies (text decoded with the charset, binary summarised, truncated past ``bodyLimit``), the attempt number and a cURL command |
 /// | `.info` (default) | `→ GET url` on start; `← 200 GET url [0.123 s, 1.2 kB]` on finish; failures with the error; retries |
-/// | `.warn` | failures only, except the routine ones (status codes, timeouts, cancellations), which count as `.info` unless ``routineFailuresAreWarnings`` |
+/// | `.warn` | every failed operation (status codes, timeouts, content types, transport failures), as AFNetworking's logger did; cancellations and the failures ``expectedFailures`` names count as `.info` |
 /// | `.error` | network and serialization failures only |
 /// | `.off` | nothing |
 public final class NetworkLogger: @unchecked Sendable {
@@ -49,6 +49,9 @@ public final class NetworkLogger: @unchecked Sendable {
     /// Decides whether an operation is logged: `true` means **log it**.
     public typealias ShouldLog = @Sendable (HTTPRequestOperation) -> Bool
 
+    /// Decides whether a failure is expected: `true` logs it at `.info` instead of `.warn`.
+    public typealias ExpectedFailure = @Sendable (HTTPRequestOperation, ConveyorError) -> Bool
+
     /// The logger every app uses.
     public static let shared = NetworkLogger()
 
@@ -58,7 +61,7 @@ public final class NetworkLogger: @unchecked Sendable {
         var redaction = Redaction()
         var shouldLog: ShouldLog?
         var bodyLimit = 4096
-        var routineFailuresAreWarnings = false
+        var expectedFailures: ExpectedFailure?
         var observers: [UncheckedSendableBox<any NSObjectProtocol>] = []
         /// Start times by operation, for durations.
         var started: [ObjectIdentifier: (start: TimeInterval, attemptStart: TimeInterval)] = [:]
@@ -106,11 +109,19 @@ public final class NetworkLogger: @unchecked Sendable {
         set { state.withLock { $0.bodyLimit = newValue } }
     }
 
-    /// Whether status-code failures, timeouts and cancellations are logged at `.warn` (default
-    /// false: they are routine and logged at `.info`).
-    public var routineFailuresAreWarnings: Bool {
-        get { state.withLock { $0.routineFailuresAreWarnings } }
-        set { state.withLock { $0.routineFailuresAreWarnings = newValue } }
+    /// Returns `true` for failures the app expects (a 404 it handles, say): they are logged at
+    /// `.info`, so `.warn` shows only problems. nil (the default) treats every failure but a
+    /// cancellation as a problem. Preset: ``statusCodes(_:)``.
+    public var expectedFailures: ExpectedFailure? {
+        get { state.withLock { $0.expectedFailures } }
+        set { state.withLock { $0.expectedFailures = newValue } }
+    }
+
+    /// An ``expectedFailures`` filter for responses with one of `codes`.
+    /// - Parameter codes: The status codes, for example `[404, 409]`.
+    /// - Returns: The filter.
+    public static func statusCodes(_ codes: IndexSet) -> ExpectedFailure {
+        { _, error in error.statusCode.map(codes.contains) ?? false }
     }
 
     /// A ``shouldLog`` that logs operations whose URL host is one of `hosts`.
@@ -197,7 +208,7 @@ public final class NetworkLogger: @unchecked Sendable {
         let start = state.withLock { $0.started.removeValue(forKey: ObjectIdentifier(operation))?.start }
         guard let settings = settings(for: operation, recordingStart: nil) else { return }
         let error = operation.error
-        let severity: Level = error.map { self.severity(of: $0, settings) } ?? .info
+        let severity: Level = error.map { self.severity(of: $0, operation: operation, settings) } ?? .info
         guard settings.level <= severity else { return }
         let status = operation.response.map { String($0.statusCode) } ?? "ERR"
         var facts = [Self.seconds(start.map { now - $0 } ?? 0)]
@@ -209,10 +220,10 @@ public final class NetworkLogger: @unchecked Sendable {
         emit(entry, level: severity, settings)
     }
 
-    private func severity(of error: ConveyorError, _ settings: State) -> Level {
+    private func severity(of error: ConveyorError, operation: HTTPRequestOperation, _ settings: State) -> Level {
+        if error.isCancelled || settings.expectedFailures?(operation, error) == true { return .info }
         switch error {
         case .network, .responseSerializationFailed: return .error
-        case .unacceptableStatusCode, .timedOut, .cancelled: return settings.routineFailuresAreWarnings ? .warn : .info
         default: return .warn
         }
     }

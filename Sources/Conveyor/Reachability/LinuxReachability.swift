@@ -184,12 +184,13 @@ struct LinuxReachabilityProbe: ReachabilityProbe {
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return nil }
         defer { freeifaddrs(first) }
-        let up: UInt32 = 0x1, running: UInt32 = 0x40  // IFF_UP, IFF_RUNNING
+        let up: UInt32 = 0x1, loopback: UInt32 = 0x8, running: UInt32 = 0x40  // IFF_UP, IFF_LOOPBACK, IFF_RUNNING
         var cursor: UnsafeMutablePointer<ifaddrs>? = first
         while let entry = cursor {
             defer { cursor = entry.pointee.ifa_next }
             guard let address = entry.pointee.ifa_addr, Int32(address.pointee.sa_family) == family,
                   entry.pointee.ifa_flags & (up | running) == (up | running), sameHost(address, source, family: family) else { continue }
+            if entry.pointee.ifa_flags & loopback != 0 { return .loopback }
             let name = String(cString: entry.pointee.ifa_name)
             let cellular = ["wwan", "rmnet", "ccmni", "ppp"].contains { name.hasPrefix($0) }
             return cellular ? .cellular : .ethernetOrWiFi

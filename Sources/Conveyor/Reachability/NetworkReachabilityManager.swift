@@ -25,23 +25,27 @@ public final class NetworkReachabilityManager: @unchecked Sendable {
         /// Reachable, over this kind of link.
         case reachable(ConnectionType)
 
-        /// `unknown`, `not reachable`, `reachable (ethernet or Wi-Fi)`, `reachable (cellular)`.
+        /// `unknown`, `not reachable`, `reachable (ethernet or Wi-Fi)`, `reachable (cellular)`,
+        /// `reachable (loopback)`.
         public var description: String {
             switch self {
             case .unknown: "unknown"
             case .notReachable: "not reachable"
             case .reachable(.ethernetOrWiFi): "reachable (ethernet or Wi-Fi)"
             case .reachable(.cellular): "reachable (cellular)"
+            case .reachable(.loopback): "reachable (loopback)"
             }
         }
     }
 
     /// The kind of link a reachable target is reached over.
     public enum ConnectionType: Sendable, Equatable {
-        /// Wired, Wi-Fi, loopback or anything that is not cellular.
+        /// Wired, Wi-Fi or any other link that is neither cellular nor loopback.
         case ethernetOrWiFi
         /// A mobile data link (WWAN).
         case cellular
+        /// This machine itself (`127.0.0.1`, `::1`, `localhost`): reachable with no network at all.
+        case loopback
     }
 
     /// What is being watched.

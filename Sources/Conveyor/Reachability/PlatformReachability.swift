@@ -49,7 +49,8 @@ final class PathMonitorReachability: ReachabilityProbe, ReachabilityEventSource,
         monitor.pathUpdateHandler = { [weak self] path in
             guard let self else { return }
             let status: NetworkReachabilityManager.Status = path.status == .satisfied
-                ? .reachable(path.usesInterfaceType(.cellular) ? .cellular : .ethernetOrWiFi) : .notReachable
+                ? .reachable(path.usesInterfaceType(.cellular) ? .cellular : path.usesInterfaceType(.loopback) ? .loopback : .ethernetOrWiFi)
+                : .notReachable
             let handlers = self.state.withLock { state -> [@Sendable () -> Void] in
                 state.status = status
                 return Array(state.subscribers.values)

@@ -91,6 +91,59 @@ struct HTTPCacheTests {
         }
     }
 
+    @Test("Vary: each variant is kept — en, fr, en, fr costs two requests — and survives a restart", arguments: HTTPClient.TransportKind.testedKinds)
+    func varyVariantsKept(transport: HTTPClient.TransportKind) async throws {
+        let scratch = ScratchCache()
+        try await withCachingServer(scratch, configure: { $0.transport = transport }) { server, client, _ in
+            server.countingRoute("/vary", headers: ["Cache-Control": "max-age=60", "Vary": "Accept-Language"])
+            func get(_ language: String, on client: HTTPClient) async throws -> HTTPResponse<Data> {
+                var request = try client.request(method: .get, path: "vary")
+                request.setValue(language, forHTTPHeaderField: "Accept-Language")
+                return try await client.response(for: request, serializer: DataResponseSerializer())
+            }
+            var sources: [HTTPCache.ResponseSource] = []
+            var bodies: [String: Data] = [:]
+            for language in ["en", "fr", "en", "fr"] {
+                let response = try await get(language, on: client)
+                sources.append(response.source)
+                if let first = bodies[language] { #expect(response.data == first) } else { bodies[language] = response.data }
+            }
+            #expect(sources == [.network, .network, .cache, .cache])
+            #expect(server.requestCount(path: "/vary") == 2)
+
+            // Both variants are on disk: a new cache on the directory answers both.
+            var configuration = HTTPClient.Configuration.default
+            configuration.transport = transport
+            configuration.cache = scratch.reopened()
+            let restarted = HTTPClient(baseURL: server.baseURL, configuration: configuration)
+            #expect(try await get("en", on: restarted).data == bodies["en"])
+            #expect(try await get("fr", on: restarted).data == bodies["fr"])
+            #expect(server.requestCount(path: "/vary") == 2)
+        }
+    }
+
+    @Test("Vary: at most maximumVariantsPerURL variants are kept, the oldest dropped first")
+    func varyVariantsBounded() throws {
+        let cache = HTTPCache(memoryCapacity: 1_000_000, diskCapacity: 0, directory: nil)
+        let url = URL(string: "https://example.com/vary")!
+        let count = HTTPCache.maximumVariantsPerURL + 2
+        for index in 0..<count {
+            cache.store(CachedResponse(
+                url: url, method: "GET", statusCode: 200, headers: ["Vary": "Accept-Language", "Cache-Control": "max-age=60"],
+                data: Data("v\(index)".utf8), varyingRequestHeaders: ["accept-language": "l\(index)"]))
+        }
+        func lookup(_ index: Int) -> Data? {
+            var request = URLRequest(url: url)
+            request.setValue("l\(index)", forHTTPHeaderField: "Accept-Language")
+            return cache.cachedResponse(for: request)?.data
+        }
+        #expect(lookup(0) == nil && lookup(1) == nil)
+        for index in 2..<count { #expect(lookup(index) == Data("v\(index)".utf8)) }
+        // A response without Vary replaces every variant.
+        cache.store(CachedResponse(url: url, method: "GET", statusCode: 200, headers: ["Cache-Control": "max-age=60"], data: Data("plain".utf8)))
+        #expect(lookup(count - 1) == Data("plain".utf8))
+    }
+
     @Test("An ETag revalidates: the server's 304 reaches the caller as a 200 with the stored body")
     func etagRevalidation() async throws {
         try await withCachingServer { server, client, _ in

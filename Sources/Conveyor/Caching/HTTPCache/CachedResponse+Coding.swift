@@ -49,19 +49,45 @@ extension CachedResponse {
     /// - Throws: ``DecodingError`` for anything that is not a complete, intact entry.
     static func decode(_ bytes: Data) throws -> (key: String, response: CachedResponse) {
         let bytes = Data(bytes)  // rebase indices at 0
-        guard bytes.count >= magic.count + 4 else { throw DecodingError.truncated }
-        guard bytes.prefix(magic.count) == magic else { throw DecodingError.badMagic }
-        let lengthBytes = bytes[magic.count..<magic.count + 4]
+        let (key, response, end) = try parse(bytes, at: 0)
+        guard end == bytes.count else { throw DecodingError.truncated }
+        return (key, response)
+    }
+
+    /// Reads the variants of one URL stored in one file: entries written by ``encoded()``
+    /// one after the other, all under the same key (a file of one entry is a set of one).
+    /// - Throws: ``DecodingError`` when any entry is damaged or the keys differ.
+    static func decodeVariants(_ bytes: Data) throws -> (key: String, responses: [CachedResponse]) {
+        let bytes = Data(bytes)
+        var offset = 0
+        var key: String?
+        var responses: [CachedResponse] = []
+        repeat {
+            let (entryKey, response, end) = try parse(bytes, at: offset)
+            guard key == nil || key == entryKey else { throw DecodingError.badMetadata }
+            key = entryKey
+            responses.append(response)
+            offset = end
+        } while offset < bytes.count
+        return (key ?? "", responses)
+    }
+
+    /// Parses the entry starting at `start` (indices from 0); returns where it ends.
+    private static func parse(_ bytes: Data, at start: Int) throws -> (key: String, response: CachedResponse, end: Int) {
+        guard bytes.count - start >= magic.count + 4 else { throw DecodingError.truncated }
+        guard bytes[start..<start + magic.count] == magic else { throw DecodingError.badMagic }
+        let lengthBytes = bytes[start + magic.count..<start + magic.count + 4]
         let length = lengthBytes.reduce(0) { $0 << 8 | Int($1) }
-        let metadataStart = magic.count + 4
+        let metadataStart = start + magic.count + 4
         guard length > 0, bytes.count - metadataStart >= length else { throw DecodingError.truncated }
         guard let metadata = try? JSONDecoder().decode(Metadata.self, from: bytes[metadataStart..<metadataStart + length]),
               let url = URL(string: metadata.url), (100...599).contains(metadata.statusCode),
               metadata.headers.allSatisfy({ $0.count == 2 }), metadata.bodyLength >= 0,
               metadata.requestDate.isFinite, metadata.responseDate.isFinite
         else { throw DecodingError.badMetadata }
-        let body = bytes[(metadataStart + length)...]
-        guard body.count == metadata.bodyLength else { throw DecodingError.truncated }
+        let bodyStart = metadataStart + length
+        guard bytes.count - bodyStart >= metadata.bodyLength else { throw DecodingError.truncated }
+        let body = bytes[bodyStart..<bodyStart + metadata.bodyLength]
         guard checksum(body) == metadata.checksum else { throw DecodingError.bodyMismatch }
         var headers = HTTPHeaders()
         for pair in metadata.headers { headers[pair[0]] = pair[1] }
@@ -70,7 +96,7 @@ extension CachedResponse {
             varyingRequestHeaders: metadata.vary,
             requestDate: Date(timeIntervalSinceReferenceDate: metadata.requestDate),
             responseDate: Date(timeIntervalSinceReferenceDate: metadata.responseDate))
-        return (metadata.key, response)
+        return (metadata.key, response, bodyStart + metadata.bodyLength)
     }
 
     /// 64-bit FNV-1a: enough to catch a damaged file (this is not a security check).

@@ -1,4 +1,5 @@
 import Foundation
+import ConveyorLocking
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -17,6 +18,11 @@ import FoundationNetworking
 /// `Authorization` in the request unless the response says `public`, `s-maxage` or
 /// `must-revalidate`. Entries larger than 5% of the larger capacity are not kept. A
 /// successful `POST`, `PUT`, `PATCH` or `DELETE` removes the stored responses of its URL.
+///
+/// A response with `Vary` is one variant of its URL: each variant is kept (up to
+/// ``maximumVariantsPerURL``, the most recently stored first), and a request is answered by
+/// the variant whose `Vary`-named request headers it sends with the same values — so
+/// `Accept-Language: en`, `fr`, `en` costs two network requests, not three.
 ///
 /// Thread-safe; several caches (and clients) may share one directory.
 public final class HTTPCache: Sendable {
@@ -83,7 +89,14 @@ public final class HTTPCache: Sendable {
     /// `s-maxage` applies). Default false: a client's cache is private to its user.
     public let isShared: Bool
 
-    private let memory: LRUCache<String, CachedResponse>
+    /// The most variants (responses with `Vary` that differ in the named request headers)
+    /// kept for one method and URL; storing another drops the least recently stored.
+    public static let maximumVariantsPerURL = 8
+
+    /// The variants of each method and URL, newest first.
+    private let memory: LRUCache<String, [CachedResponse]>
+    /// Serializes the read-modify-write of a URL's variants in ``store(_:)``.
+    private let storeLock = Lock(())
     private let disk: HTTPCacheDiskStore?
     /// Disk writes happen here, off the caller's path; reads are synchronous.
     private let diskQueue = DispatchQueue(label: "Conveyor.HTTPCache.disk", qos: .utility)
@@ -120,7 +133,7 @@ public final class HTTPCache: Sendable {
         let keys = method == "HEAD" ? [CachedResponse.key(method: "HEAD", url: url), CachedResponse.key(method: "GET", url: url)]
             : [CachedResponse.key(method: method, url: url)]
         for key in keys {
-            guard let entry = entry(forKey: key), entry.matchesVary(of: request) else { continue }
+            guard let entry = variants(forKey: key)?.first(where: { $0.matchesVary(of: request) }) else { continue }
             if method == "HEAD" && entry.method == "GET" {
                 var headOnly = entry
                 headOnly.data = Data()
@@ -131,14 +144,27 @@ public final class HTTPCache: Sendable {
         return nil
     }
 
-    /// Stores `response` as the answer to requests for its method and URL, replacing the
-    /// previous one. Storage rules are not applied: this is the caller's explicit choice.
+    /// Stores `response` as the answer to requests for its method and URL. A response without
+    /// `Vary` replaces everything stored for them; one with `Vary` replaces the variant with the
+    /// same `Vary`-named request header values and keeps the others (up to
+    /// ``maximumVariantsPerURL``). Storage rules are not applied: this is the caller's explicit choice.
     /// - Parameter response: The entry.
     public func store(_ response: CachedResponse) {
         let key = response.key
-        memory.setValue(response, forKey: key, cost: response.data.count + 512)
-        if let disk {
-            diskQueue.async { disk.write(response, key: key) }
+        let names = response.varyNameSet
+        storeLock.withLock { _ in
+            var variants = [response]
+            if !names.isEmpty {
+                // Variants of another Vary (the server changed it) no longer describe the resource.
+                let kept = (self.variants(forKey: key) ?? []).filter {
+                    $0.varyNameSet == names && $0.varyingRequestHeaders != response.varyingRequestHeaders
+                }
+                variants += kept.prefix(Self.maximumVariantsPerURL - 1)
+            }
+            memory.setValue(variants, forKey: key, cost: Self.cost(of: variants))
+            if let disk {
+                diskQueue.async { [variants] in disk.write(variants, key: key) }
+            }
         }
     }
 
@@ -174,11 +200,16 @@ public final class HTTPCache: Sendable {
 
     // MARK: - Internal
 
-    private func entry(forKey key: String) -> CachedResponse? {
-        if let entry = memory.value(forKey: key) { return entry }
-        guard let disk, let entry = disk.read(key: key) else { return nil }
-        memory.setValue(entry, forKey: key, cost: entry.data.count + 512)
-        return entry
+    private func variants(forKey key: String) -> [CachedResponse]? {
+        if let variants = memory.value(forKey: key) { return variants }
+        guard let disk, let variants = disk.read(key: key) else { return nil }
+        memory.setValue(variants, forKey: key, cost: Self.cost(of: variants))
+        return variants
+    }
+
+    /// Memory cost: the bodies, plus an estimate for each entry's headers.
+    private static func cost(of variants: [CachedResponse]) -> Int {
+        variants.reduce(0) { $0 + $1.data.count + 512 }
     }
 
     /// Whether `response` to `request` may be stored (see the type's documentation).
@@ -246,6 +277,9 @@ extension CachedResponse {
     static func varyNames(_ header: String?) -> [String] {
         (header ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
+
+    /// The header names of `Vary`, lower-cased.
+    var varyNameSet: Set<String> { Set(Self.varyNames(headers["Vary"]).map { $0.lowercased() }) }
 
     /// Whether `request` sends the same values for the headers the response's `Vary` names.
     func matchesVary(of request: URLRequest) -> Bool {

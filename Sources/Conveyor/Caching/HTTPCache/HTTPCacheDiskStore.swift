@@ -49,7 +49,8 @@ final class HTTPCacheDiskStore: @unchecked Sendable {
         evictIfNeeded()
     }
 
-    func read(key: String) -> CachedResponse? {
+    /// The variants stored under `key` (see ``HTTPCache``), newest first.
+    func read(key: String) -> [CachedResponse]? {
         let name = CachedResponse.fileName(forKey: key)
         // A miss costs no system call: the index knows every file this store wrote or found.
         guard index.withLock({ $0.files[name] != nil }) else { return nil }
@@ -58,7 +59,7 @@ final class HTTPCacheDiskStore: @unchecked Sendable {
             forget(name)
             return nil
         }
-        guard let (storedKey, response) = try? CachedResponse.decode(bytes) else {
+        guard let (storedKey, responses) = try? CachedResponse.decodeVariants(bytes) else {
             // Corrupt or truncated: never served, and removed so it is not read again.
             remove(fileNamed: name)
             return nil
@@ -67,12 +68,13 @@ final class HTTPCacheDiskStore: @unchecked Sendable {
         let now = Date()
         index.withLock { $0.files[name]?.lastUse = now }
         try? FileManager.default.setAttributes([.modificationDate: now], ofItemAtPath: url.path)
-        return response
+        return responses
     }
 
-    /// Writes `response` under `key`; an entry larger than the whole capacity is not written.
-    func write(_ response: CachedResponse, key: String) {
-        guard let bytes = try? response.encoded(), bytes.count <= capacity else { return }
+    /// Writes the variants of one URL under `key`, in one file; a file larger than the whole
+    /// capacity is not written.
+    func write(_ responses: [CachedResponse], key: String) {
+        guard let bytes = try? responses.reduce(into: Data(), { $0.append(try $1.encoded()) }), bytes.count <= capacity else { return }
         let name = CachedResponse.fileName(forKey: key)
         let temporary = directory.appendingPathComponent(".tmp-\(UUID().uuidString)")
         do {
