@@ -63,7 +63,7 @@ enum DemoSteps {
         DemoStep(name: "json-post", summary: "an Encodable value sent as a JSON body and echoed back") { client in
             struct Order: Codable, Sendable, Equatable { let item: String; let quantity: Int }
             let sent = Order(item: "espresso", quantity: 2)
-            let response = try await client.response(method: .post, path: "post", body: sent, serializer: JSONRequestSerializer())
+            let response = try await client.response(method: .post, path: "post", body: sent, requestSerializer: JSONRequestSerializer())
             struct Echo: Decodable { let json: Order }
             let echoed = try JSONDecoder().decode(Echo.self, from: response.data).json
             guard echoed == sent else { throw DemoFailure("the server decoded \(echoed)") }
@@ -97,7 +97,7 @@ enum DemoSteps {
         },
         DemoStep(name: "timeout", summary: "a fractional idle timeout (0.5 s) against a slow endpoint") { client in
             var configuration = HTTPClient.Configuration.default
-            configuration.timeout = 0.5
+            configuration.idleTimeout = 0.5
             let impatient = HTTPClient(baseURL: client.baseURL, configuration: configuration)
             let start = ContinuousClock.now
             do {

@@ -16,7 +16,7 @@ final class FileTransferClient: HTTPClient, @unchecked Sendable {
         var configuration = configuration
         // A dropped connection is retried; a download continues from the bytes it has.
         configuration.retryPolicy = RetryPolicy(maximumAttempts: 3, baseDelay: 0.1, maximumDelay: 0.5)
-        configuration.timeout = 15
+        configuration.idleTimeout = 15
         // Bodies above 1 MB are written to a temporary file and uploaded from it, not held in memory.
         configuration.multipartMemoryThreshold = 1_000_000
         super.init(baseURL: baseURL, configuration: configuration)

@@ -16,7 +16,7 @@ final class HTTPBinAPI: HTTPClient, @unchecked Sendable {
 
     override init(baseURL: URL, configuration: HTTPClient.Configuration = .default) {
         var configuration = configuration
-        configuration.timeout = 10
+        configuration.idleTimeout = 10
         configuration.retryPolicy = .attempts(2)
         super.init(baseURL: baseURL, configuration: configuration)
         setDefaultHeader("Accept", value: "application/json")
@@ -81,7 +81,7 @@ final class HTTPBinAPI: HTTPClient, @unchecked Sendable {
 
     /// `POST /post` with `pet` as a JSON body; returns what the server decoded.
     func create(_ pet: Pet) async throws -> Pet {
-        let response = try await response(method: .post, path: "post", body: pet, serializer: JSONRequestSerializer())
+        let response = try await response(method: .post, path: "post", body: pet, requestSerializer: JSONRequestSerializer())
         return try JSONDecoder().decode(JSONEcho<Pet>.self, from: response.data).json
     }
 

@@ -36,6 +36,7 @@ public final class LocalHTTPServer: @unchecked Sendable {
         var received: [Request] = []
         var acceptThreadDone: DispatchSemaphore?
         var maximumStoredBodySize = 256 << 20
+        var acceptedConnections = 0
     }
     private let state = Lock(State())
     private let stopSignal = NSCondition()
@@ -164,6 +165,10 @@ public final class LocalHTTPServer: @unchecked Sendable {
     /// - Returns: The count.
     public func requestCount(path: String) -> Int { state.withLock { $0.received.filter { $0.path == path }.count } }
 
+    /// How many TCP connections the server has accepted since it started: tests of
+    /// connection reuse and per-host connection limits read it.
+    public var acceptedConnectionCount: Int { state.withLock { $0.acceptedConnections } }
+
     /// Forgets the recorded requests.
     public func clearReceivedRequests() { state.withLock { $0.received.removeAll() } }
 
@@ -193,6 +198,7 @@ public final class LocalHTTPServer: @unchecked Sendable {
             let accepted = state.withLock { state -> Bool in
                 guard state.running else { return false }
                 state.connections[fd] = connection
+                state.acceptedConnections += 1
                 return true
             }
             guard accepted else {

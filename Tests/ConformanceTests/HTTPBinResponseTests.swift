@@ -48,7 +48,7 @@ struct HTTPBinResponseTests {
 
     @Test("/encoding/utf8 decodes as UTF-8 text")
     func utf8() async throws {
-        let text = try await client.response(for: try client.request(method: .get, path: "encoding/utf8"), serializer: .string).value
+        let text = try await client.response(for: try client.request(method: .get, path: "encoding/utf8"), responseSerializer: .string).value
         #expect(text.contains("∮ E⋅da = Q"))
     }
 
@@ -71,8 +71,8 @@ struct HTTPBinResponseTests {
     @Test("/status/204 gives empty values")
     func noContent() async throws {
         let request = try client.request(method: .get, path: "status/204")
-        #expect(try await client.response(for: request, serializer: .data).value.isEmpty)
-        #expect(try await client.response(for: request, serializer: .decodable(Empty.self)).value == Empty.value)
+        #expect(try await client.response(for: request, responseSerializer: .data).value.isEmpty)
+        #expect(try await client.response(for: request, responseSerializer: .decodable(Empty.self)).value == Empty.value)
     }
 
     @Test("/bytes/{n} downloads to a file of n bytes")

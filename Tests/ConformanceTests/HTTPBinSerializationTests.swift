@@ -36,7 +36,7 @@ struct HTTPBinSerializationTests {
 
     @Test("A JSON body is parsed by httpbin into the same object")
     func jsonBody() async throws {
-        let echo = try object(try await client.post("post", parameters: ["a": [1, 2], "b": ["c": "d"], "n": NSNull()], serializer: .json))
+        let echo = try object(try await client.post("post", parameters: ["a": [1, 2], "b": ["c": "d"], "n": NSNull()], requestSerializer: .json))
         let json = try #require(echo["json"] as? [String: Any])
         #expect(json["a"] as? [Int] == [1, 2])
         #expect((json["b"] as? [String: Any])?["c"] as? String == "d")

@@ -108,7 +108,7 @@ struct HTTPBinTransportParityTests {
             try form.append(fileURL: file, name: "document")
         }
         let expectedLength = try #require(request.allHTTPHeaderFields?["Content-Length"])
-        let upload = try await client.response(for: request, serializer: DecodableResponseSerializer<Anything>())
+        let upload = try await client.response(for: request, responseSerializer: DecodableResponseSerializer<Anything>())
         #expect(upload.value.method == "POST")
         #expect(upload.value.headers["Content-Length"] == expectedLength)
         #expect(upload.value.files["document"] == text)
@@ -116,7 +116,7 @@ struct HTTPBinTransportParityTests {
 
         let redirected = try await client.response(
             for: client.request(method: .post, path: "redirect-to?url=/anything&status_code=307", parameters: ["k": "v"]),
-            serializer: DecodableResponseSerializer<Anything>())
+            responseSerializer: DecodableResponseSerializer<Anything>())
         #expect(redirected.value.url.hasSuffix("/anything"))
         #expect(redirected.value.method == "POST")
         #expect(redirected.value.form["k"] == "v")

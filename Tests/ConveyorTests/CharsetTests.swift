@@ -35,7 +35,7 @@ struct CharsetTests {
                 }
             }
             for (index, vector) in Self.vectors.enumerated() {
-                let response = try await client.response(for: try client.request(method: .get, path: "text/\(index)"), serializer: .string)
+                let response = try await client.response(for: try client.request(method: .get, path: "text/\(index)"), responseSerializer: .string)
                 #expect(response.value == vector.text, "\(vector.charset)")
             }
         }
@@ -80,7 +80,7 @@ struct CharsetTests {
         try await withServer { server, client in
             server.route("/lying") { _ in .init(headers: ["Content-Type": "text/plain; charset=utf-8"], body: .data(Data([0xFF, 0xFE, 0xFD]))) }
             await #expect {
-                try await client.response(for: try client.request(method: .get, path: "lying"), serializer: .string)
+                try await client.response(for: try client.request(method: .get, path: "lying"), responseSerializer: .string)
             } throws: { error in
                 guard case let .responseSerializationFailed(underlying, _, data) = error as? ConveyorError else { return false }
                 return underlying is ResponseSerializationError && data == Data([0xFF, 0xFE, 0xFD])

@@ -103,6 +103,28 @@ struct ClientSettingsTests {
         }
     }
 
+    @Test("maximumConnectionsPerHost = 1: four concurrent requests share one connection, one at a time", arguments: HTTPClient.TransportKind.testedKinds)
+    func connectionsPerHost(transport: HTTPClient.TransportKind) async throws {
+        let settings = configuration(transport) { $0.maximumConnectionsPerHost = 1 }
+        try await withServer(configuration: settings) { server, client in
+            let held = HeldRoute(server)
+            let probes = (0..<4).map { _ in CompletionProbe() }
+            for probe in probes {
+                let operation = client.operation(with: try client.request(method: .get, path: "hold"), success: nil, failure: nil)
+                probe.attach(to: operation)
+                client.enqueue(operation)
+            }
+            // Each request reaches the server only after the one before it was answered.
+            for _ in probes {
+                await held.arrived()
+                #expect(server.acceptedConnectionCount == 1)
+                held.release()
+            }
+            for probe in probes { #expect(await probe.outcome().error == nil) }
+            #expect(server.acceptedConnectionCount == 1 && server.requestCount(path: "/hold") == 4)
+        }
+    }
+
     @Test("operation(_:with:) builds any subclass with the client's settings, without enqueuing it")
     func typedOperationBuilder() async throws {
         let queue = DispatchQueue(label: "test.typed-builder")

@@ -36,7 +36,7 @@ struct FailureTests {
 
     @Test("A stall after the headers hits a fractional idle timeout on time (0.5 s)")
     func idleTimeout() async throws {
-        try await withServer(configuration: .timeout(0.5)) { _, client in
+        try await withServer(configuration: .idleTimeout(0.5)) { _, client in
             // The time is taken inside the failure block, so it measures Conveyor's timer, not
             // how soon a busy test run gets around to resuming this test.
             let start = ContinuousClock.now
@@ -60,7 +60,7 @@ struct FailureTests {
         // A byte every 0.25 s against a 2 s idle limit: 8x headroom, because the first CI run
         // on a fresh machine installs httpbin beside these tests and stalls wake-ups by over a
         // second (seen: a 1 s limit failed there); the whole transfer (3 s) exceeds the limit.
-        try await withServer(configuration: .timeout(2.0)) { _, client in
+        try await withServer(configuration: .idleTimeout(2.0)) { _, client in
             let data = try await client.get("drip", parameters: ["numbytes": 12, "duration": 3.0])
             #expect(data == Data(String(repeating: "*", count: 12).utf8))
         }

@@ -85,6 +85,66 @@ struct FileDownloadTests {
         }
     }
 
+    @Test("One set of defaults: every initializer and client.download create directories and replace nothing")
+    func sharedDefaults() async throws {
+        let scratch = try Scratch()
+        try await withServer { server, client in
+            let request = try client.request(method: .get, path: "bytes/64")
+            let direct = FileDownloadOperation(request: request)
+            let withDestination = FileDownloadOperation(request: request, destination: .directory(scratch.url))
+            #expect(direct.options == .default && withDestination.options == .default)
+            #expect(FileDownloadOperation.Options.default == [.createIntermediateDirectories])
+            // init(request:) writes into a directory of its own: two downloads of one name never collide.
+            let probes = [CompletionProbe(), CompletionProbe()]
+            let operations = [direct, FileDownloadOperation(request: request)]
+            for (operation, probe) in zip(operations, probes) {
+                probe.attach(to: operation)
+                client.enqueue(operation)
+            }
+            for probe in probes { #expect(await probe.outcome().error == nil) }
+            let files = operations.compactMap(\.destinationURL)
+            #expect(files.count == 2 && files[0] != files[1] && files.allSatisfy { $0.lastPathComponent == "64" })
+            for file in files {
+                #expect(try Data(contentsOf: file).count == 64)
+                try? FileManager.default.removeItem(at: file.deletingLastPathComponent())
+            }
+        }
+    }
+
+    @Test("removePreviousFile replaces a regular file but never a directory or a symbolic link", arguments: HTTPClient.TransportKind.testedKinds)
+    func neverReplacesDirectoriesOrLinks(transport: HTTPClient.TransportKind) async throws {
+        let scratch = try Scratch()
+        var configuration = HTTPClient.Configuration.default
+        configuration.transport = transport
+        try await withServer(configuration: configuration) { _, client in
+            let directory = scratch.url.appendingPathComponent("64")
+            try FileManager.default.createDirectory(at: directory.appendingPathComponent("precious"), withIntermediateDirectories: true)
+            await #expect {
+                try await client.download("bytes/64", to: .directory(scratch.url), options: [.removePreviousFile])
+            } throws: { error in
+                // corelibs adds a trailing "/" to a URL naming an existing directory: compare paths.
+                if case let .downloadFailed(.destinationExists(url)) = error as? ConveyorError {
+                    url.path.trimmingSuffix("/") == directory.path
+                } else {
+                    false
+                }
+            }
+            #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("precious").path))
+
+            let kept = scratch.url.appendingPathComponent("kept.txt")
+            try Data("keep".utf8).write(to: kept)
+            let link = scratch.url.appendingPathComponent("link.bin")
+            try FileManager.default.createSymbolicLink(at: link, withDestinationURL: kept)
+            await #expect {
+                try await client.download("bytes/64", to: .file(link), options: [.removePreviousFile])
+            } throws: { error in
+                if case .downloadFailed(.destinationExists(link)) = error as? ConveyorError { true } else { false }
+            }
+            #expect(try Data(contentsOf: kept) == Data("keep".utf8))
+            #expect((try FileManager.default.attributesOfItem(atPath: link.path))[.type] as? FileAttributeType == .typeSymbolicLink)
+        }
+    }
+
     @Test("An error status keeps the body in memory for the error and writes no file")
     func errorStatus() async throws {
         let scratch = try Scratch()

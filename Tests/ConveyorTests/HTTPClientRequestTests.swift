@@ -64,7 +64,7 @@ struct HTTPClientRequestTests {
 
     @Test("The configured timeout becomes the request's timeout")
     func timeoutOnRequest() throws {
-        let client = HTTPClient(baseURL: URL(string: "http://example.com/")!, configuration: .timeout(2.5))
+        let client = HTTPClient(baseURL: URL(string: "http://example.com/")!, configuration: .idleTimeout(2.5))
         #expect(try client.request(method: .get, path: "x").timeoutInterval == 2.5)
     }
 }

@@ -90,7 +90,7 @@ struct LifecycleTests {
 
     @Test("A slow drip within the idle limit but past the resource timeout fails with .resource")
     func resourceTimeout() async throws {
-        var configuration = HTTPClient.Configuration.timeout(1.0)
+        var configuration = HTTPClient.Configuration.idleTimeout(1.0)
         configuration.resourceTimeout = 0.5
         try await withServer(configuration: configuration) { _, client in
             let start = ContinuousClock.now

@@ -85,7 +85,7 @@ struct NetworkLoggerTests {
 
     @Test("warn logs every failed operation (status, timeout, content type, transport); error only network failures", arguments: HTTPClient.TransportKind.testedKinds)
     func quieterLevels(transport: HTTPClient.TransportKind) async throws {
-        var configuration = HTTPClient.Configuration.timeout(0.2)
+        var configuration = HTTPClient.Configuration.idleTimeout(0.2)
         configuration.transport = transport
         try await withServer(configuration: configuration) { server, client in
             let warn = Capture(level: .warn, port: server.port)
@@ -199,7 +199,7 @@ struct NetworkLoggerTests {
         try await withServer { server, client in
             client.setDefaultHeader("X-Trace", value: "it's \"quoted\"")
             let operation = client.operation(with: try client.request(method: .put, path: "put?x=1", parameters: ["name": "Zoë & co"],
-                                                                     serializer: .json), success: nil, failure: nil)
+                                                                     requestSerializer: .json), success: nil, failure: nil)
             let command = operation.cURLDescription
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -225,5 +225,30 @@ struct NetworkLoggerTests {
         #expect(files == ["net.log", "net.log.1", "net.log.2"])
         let current = try String(contentsOf: directory.appendingPathComponent("net.log"), encoding: .utf8)
         #expect(current.hasSuffix("line 9 " + String(repeating: "-", count: 30) + "\n"))
+    }
+
+    @Test("Every built-in sink has a shorthand: .standardError, .closure { }, .file(url) — a real request logged through each")
+    func sinkShorthands() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-log-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server, client in
+            let lines = Lock<[String]>([])
+            let closureLogger = NetworkLogger(sink: .closure { entry, _ in lines.withLock { $0.append(entry) } })
+            let fileURL = directory.appendingPathComponent("net.log")
+            let fileLogger = NetworkLogger(sink: .file(fileURL))
+            let standardError = NetworkLogger(sink: .standardError)
+            #expect(standardError.sink is StandardErrorLogSink)
+            for logger in [closureLogger, fileLogger] {
+                logger.shouldLog = { $0.request.url?.port == server.port }
+                logger.startLogging()
+            }
+            defer { [closureLogger, fileLogger].forEach { $0.stopLogging() } }
+            _ = try await run(client, "get")
+            closureLogger.flush()
+            fileLogger.flush()
+            let finish = "← 200 GET http://127.0.0.1:\(server.port)/get"
+            #expect(lines.withLock { $0 }.contains { $0.hasPrefix(finish) })
+            #expect(try String(contentsOf: fileURL, encoding: .utf8).contains(finish))
+        }
     }
 }

@@ -64,4 +64,23 @@ struct OperationRegistrationTests {
             #expect(server.receivedRequests.map(\.method) == ["POST"])
         }
     }
+
+    @Test("cancelAllOperations without a path cancels every operation, or every one of a method")
+    func cancelAllWithoutPath() async throws {
+        try await withServer { server, client in
+            client.operationQueue.isSuspended = true
+            let probes = (0..<4).map { _ in CompletionProbe() }
+            let get1 = client.get("get", success: probes[0].success, failure: probes[0].failure)
+            let get2 = client.get("headers", success: probes[1].success, failure: probes[1].failure)
+            let post = client.post("post", success: probes[2].success, failure: probes[2].failure)
+            client.cancelAllOperations(method: .get)
+            #expect(get1.isCancelled && get2.isCancelled && !post.isCancelled)
+            let put = client.put("put", success: probes[3].success, failure: probes[3].failure)
+            client.cancelAllOperations()
+            #expect(post.isCancelled && put.isCancelled)
+            client.operationQueue.isSuspended = false
+            for probe in probes { #expect(await probe.outcome().error?.isCancelled == true) }
+            #expect(server.receivedRequests.isEmpty)
+        }
+    }
 }

@@ -15,7 +15,7 @@ struct RequestSerializerTests {
 
     @Test("JSON: compact body with application/json; charset=utf-8")
     func jsonBody() throws {
-        let request = try client.request(method: .post, path: "x", parameters: ["a": 1, "b": ["c": true, "d": NSNull()]], serializer: .json)
+        let request = try client.request(method: .post, path: "x", parameters: ["a": 1, "b": ["c": true, "d": NSNull()]], requestSerializer: .json)
         #expect(request.value(forHTTPHeaderField: "Content-Type") == "application/json; charset=utf-8")
         let body = try #require(request.httpBody)
         #expect(!body.contains(UInt8(ascii: "\n")) && !body.contains(UInt8(ascii: " ")))
@@ -27,9 +27,9 @@ struct RequestSerializerTests {
     @Test("JSON: sortsKeys gives stable output for dictionaries and Encodable values")
     func jsonSorted() throws {
         let serializer = JSONRequestSerializer(sortsKeys: true)
-        let request = try client.request(method: .post, path: "x", parameters: ["b": 2, "a": 1, "c": ["z": 1, "y": 2]], serializer: serializer)
+        let request = try client.request(method: .post, path: "x", parameters: ["b": 2, "a": 1, "c": ["z": 1, "y": 2]], requestSerializer: serializer)
         #expect(request.httpBody.map { String(decoding: $0, as: UTF8.self) } == #"{"a":1,"b":2,"c":{"y":2,"z":1}}"#)
-        let encoded = try client.request(method: .post, path: "x", encodable: Payload(name: "n", tags: [], score: 1), serializer: serializer)
+        let encoded = try client.request(method: .post, path: "x", encodable: Payload(name: "n", tags: [], score: 1), requestSerializer: serializer)
         #expect(encoded.httpBody.map { String(decoding: $0, as: UTF8.self) } == #"{"name":"n","score":1,"tags":[]}"#)
     }
 
@@ -42,7 +42,7 @@ struct RequestSerializerTests {
         default: URLRequest(url: URL(string: "http://x")!)
         }
         #expect {
-            try client.request(method: .post, path: "x", parameters: ["outer": [key: value]], serializer: .json)
+            try client.request(method: .post, path: "x", parameters: ["outer": [key: value]], requestSerializer: .json)
         } throws: { error in
             guard case let .parameterEncodingFailed(.unsupportedValue(path, _)) = error as? ConveyorError else { return false }
             return path == "outer.\(key)"
@@ -53,7 +53,7 @@ struct RequestSerializerTests {
     func invalidBeforeTraffic() async throws {
         try await withServer { server, client in
             await #expect {
-                try await client.post("post", parameters: ["bad": Double.nan], serializer: .json)
+                try await client.post("post", parameters: ["bad": Double.nan], requestSerializer: .json)
             } throws: { error in
                 if case .parameterEncodingFailed = error as? ConveyorError { return true } else { return false }
             }
@@ -63,7 +63,7 @@ struct RequestSerializerTests {
 
     @Test("JSON for GET, HEAD and DELETE goes into the query string", arguments: [HTTPMethod.get, .head, .delete])
     func jsonQueryMethods(method: HTTPMethod) throws {
-        let request = try client.request(method: method, path: "x", parameters: ["q": "a b"], serializer: .json)
+        let request = try client.request(method: method, path: "x", parameters: ["q": "a b"], requestSerializer: .json)
         #expect(request.url?.query == "q=a%20b")
         #expect(request.httpBody == nil)
     }
@@ -72,7 +72,7 @@ struct RequestSerializerTests {
     func encodableRoundTrip() async throws {
         try await withServer { server, client in
             let payload = Payload(name: "Zoë", tags: ["a", "b"], score: 2.5)
-            let echo = try await client.post("post", body: payload, serializer: .json).jsonObject
+            let echo = try await client.post("post", body: payload, requestSerializer: .json).jsonObject
             let json = try #require(echo["json"] as? [String: Any])
             #expect(json["name"] as? String == "Zoë" && json["tags"] as? [String] == ["a", "b"] && json["score"] as? Double == 2.5)
             let form = try await client.response(method: .post, path: "post", body: payload).data.jsonObject["form"] as? [String: Any]
@@ -89,7 +89,7 @@ struct RequestSerializerTests {
         try await withServer { server, client in
             let date = Date(timeIntervalSince1970: 1_700_000_000)
             _ = try await client.post("post", parameters: ["name": "plist", "count": 3, "when": date, "blob": Data([1, 2, 3])],
-                                      serializer: PropertyListRequestSerializer(format: format))
+                                      requestSerializer: PropertyListRequestSerializer(format: format))
             let received = try #require(server.receivedRequests.last)
             #expect(received.headers["Content-Type"] == "application/x-plist; charset=utf-8")
             var detected = PropertyListSerialization.PropertyListFormat.openStep
@@ -103,7 +103,7 @@ struct RequestSerializerTests {
     @Test("Property lists have no null: nil is a parameterEncodingFailed error")
     func propertyListNull() {
         #expect(throws: ConveyorError.self) {
-            try client.request(method: .post, path: "x", parameters: ["n": NSNull()], serializer: .propertyList)
+            try client.request(method: .post, path: "x", parameters: ["n": NSNull()], requestSerializer: .propertyList)
         }
     }
 
@@ -113,7 +113,7 @@ struct RequestSerializerTests {
             client.requestSerializer = .json
             _ = try await client.post("post", parameters: ["a": 1])
             #expect(server.receivedRequests.last?.headers["Content-Type"] == "application/json; charset=utf-8")
-            _ = try await client.post("post", parameters: ["a": 1], serializer: .formURLEncoded)
+            _ = try await client.post("post", parameters: ["a": 1], requestSerializer: .formURLEncoded)
             #expect(server.receivedRequests.last?.bodyText == "a=1")
         }
     }

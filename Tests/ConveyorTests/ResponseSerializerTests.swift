@@ -79,20 +79,20 @@ struct ResponseSerializerTests {
         struct Model: Decodable, Sendable { let id: Int }
         try await withServer { _, client in
             let noContent = try client.request(method: .get, path: "status/204")
-            #expect(try await client.response(for: noContent, serializer: .data).value == Data())
-            #expect(try await client.response(for: noContent, serializer: .string).value == "")
-            #expect(try await client.response(for: noContent, serializer: .decodable(Empty.self)).value == Empty.value)
+            #expect(try await client.response(for: noContent, responseSerializer: .data).value == Data())
+            #expect(try await client.response(for: noContent, responseSerializer: .string).value == "")
+            #expect(try await client.response(for: noContent, responseSerializer: .decodable(Empty.self)).value == Empty.value)
             let json = JSONRequestOperation(request: noContent)
             _ = await run(json, on: client)
             #expect(json.responseJSON is NSNull)
             await #expect {
-                try await client.response(for: noContent, serializer: .decodable(Model.self))
+                try await client.response(for: noContent, responseSerializer: .decodable(Model.self))
             } throws: { error in
                 guard case let .responseSerializationFailed(underlying, _, _) = error as? ConveyorError else { return false }
                 if case .emptyBody(204) = underlying as? ResponseSerializationError { return true } else { return false }
             }
             let head = try client.request(method: .head, path: "json")
-            #expect(try await client.response(for: head, serializer: .decodable(Empty.self)).value == Empty.value)
+            #expect(try await client.response(for: head, responseSerializer: .decodable(Empty.self)).value == Empty.value)
         }
     }
 
@@ -105,7 +105,7 @@ struct ResponseSerializerTests {
             let body = try encoder.encode(Settings(name: "x", level: 3))
             server.route("/settings.plist") { _ in .init(headers: ["Content-Type": "application/x-plist"], body: .data(body)) }
             let request = try client.request(method: .get, path: "settings.plist")
-            let settings = try await client.response(for: request, serializer: .decodable(Settings.self, decoder: PropertyListDecoder())).value
+            let settings = try await client.response(for: request, responseSerializer: .decodable(Settings.self, decoder: PropertyListDecoder())).value
             #expect(settings == Settings(name: "x", level: 3))
             client.register(PropertyListRequestOperation.self)
             let operation = try #require(client.operation(with: request, success: nil, failure: nil) as? PropertyListRequestOperation)

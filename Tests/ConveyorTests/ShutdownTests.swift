@@ -120,7 +120,7 @@ struct ShutdownTests {
             client.enqueue(running)
             let queued = client.get("get", success: second.success, failure: second.failure)
             for await _ in started.stream { break }
-            let drain = Task { await client.drain(deadline: 5, queued: .keep) }
+            let drain = Task { await client.drain(timeout: 5, queued: .keep) }
             // drain suspends the queue before its first suspension point.
             while !client.operationQueue.isSuspended { await Task.yield() }
             held.release()
@@ -128,7 +128,7 @@ struct ShutdownTests {
             #expect(await first.outcome().error == nil)
             #expect(!queued.isFinished && client.operationQueue.isSuspended)
             #expect(server.requestCount(path: "/get") == 0)
-            #expect(await client.drain(deadline: 5, queued: .cancel))
+            #expect(await client.drain(timeout: 5, queued: .cancel))
             guard case .cancelled(.shuttingDown) = await second.outcome().error else {
                 Issue.record("expected a shutdown cancellation")
                 return

@@ -55,7 +55,7 @@ final class UncheckedResult: @unchecked Sendable {
 }
 
 /// `drain <base-url> <temp-dir>`: a throttled multipart upload (~1 s, body file in temp-dir)
-/// and a 20 s drip download, with GracefulShutdown(deadline: 2 s) installed; prints `ready`
+/// and a 20 s drip download, with GracefulShutdown(timeout: 2 s) installed; prints `ready`
 /// once both run, `draining` on the first signal, each completion, then `exit <status> after
 /// <seconds since the signal>`. `drain-twice` sends itself a second SIGTERM once draining.
 func drain(baseURL: URL, temporaryDirectory: URL, signalTwice: Bool) -> Never {
@@ -74,7 +74,7 @@ func drain(baseURL: URL, temporaryDirectory: URL, signalTwice: Bool) -> Never {
         // The second signal comes from here, so the parent's scheduling cannot delay it.
         if signalTwice { kill(getpid(), SIGTERM) }
     }
-    GracefulShutdown.install(clients: [client], deadline: 2) { status in
+    GracefulShutdown.install(clients: [client], timeout: 2) { status in
         let elapsed = signalledAt.withLock { $0 }.map { ContinuousClock.now - $0 }
         client.configuration.callbackQueue.sync {}
         let seconds = elapsed.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 } ?? -1

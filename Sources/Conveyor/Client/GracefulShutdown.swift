@@ -16,9 +16,9 @@ extension Notification.Name {
 /// container runtime, Ctrl-C) instead of dying mid-upload.
 ///
 /// ```swift
-/// GracefulShutdown.install(clients: [APIClient.shared], deadline: 10)
+/// GracefulShutdown.install(clients: [APIClient.shared], timeout: 10)
 /// ```
-/// On the first signal every client is drained (``HTTPClient/drain(deadline:queued:)``), then
+/// On the first signal every client is drained (``HTTPClient/drain(timeout:queued:)``), then
 /// the process exits with status 0; a second signal exits at once with 128 + the signal number.
 public enum GracefulShutdown {
     private static let installed = Lock<[UncheckedSendableBox<any DispatchSourceSignal>]>([])
@@ -28,10 +28,10 @@ public enum GracefulShutdown {
     /// - Parameters:
     ///   - signals: The signals to handle; default SIGTERM and SIGINT.
     ///   - clients: The clients to drain.
-    ///   - deadline: Seconds running operations get to finish.
+    ///   - timeout: Seconds running operations get to finish.
     ///   - exit: How the process ends; default `Foundation.exit`. Tests replace it.
     public static func install(
-        signals: [Int32] = [SIGTERM, SIGINT], clients: [HTTPClient], deadline: TimeInterval,
+        signals: [Int32] = [SIGTERM, SIGINT], clients: [HTTPClient], timeout: TimeInterval,
         exit: @escaping @Sendable (Int32) -> Void = { Foundation.exit($0) }
     ) {
         let queue = DispatchQueue(label: "org.conveyor.shutdown")
@@ -51,7 +51,7 @@ public enum GracefulShutdown {
                 NotificationCenter.default.post(name: .conveyorShutdownWillDrain, object: nil, userInfo: ["signal": number])
                 Task {
                     await withTaskGroup(of: Void.self) { group in
-                        for client in clients { group.addTask { await client.drain(deadline: deadline) } }
+                        for client in clients { group.addTask { await client.drain(timeout: timeout) } }
                     }
                     exit(0)
                 }

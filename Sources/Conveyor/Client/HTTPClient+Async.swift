@@ -14,18 +14,18 @@ extension HTTPClient {
     /// Cancelling the awaiting Task cancels the operation.
     /// - Parameters:
     ///   - request: The request.
-    ///   - serializer: Turns the body into the value.
+    ///   - responseSerializer: Turns the body into the value.
     /// - Returns: The response with the serialized value.
     /// - Throws: ``ConveyorError``.
     public func response<Serializer: ResponseSerializer>(
-        for request: URLRequest, serializer: Serializer
+        for request: URLRequest, responseSerializer: Serializer
     ) async throws -> HTTPResponse<Serializer.Output> where Serializer.Output: Sendable {
-        try await response(for: request, serializer: serializer) { _ in }
+        try await response(for: request, responseSerializer: responseSerializer) { _ in }
     }
 
     /// The shared implementation: `configure` runs on the operation before it is enqueued.
     func response<Serializer: ResponseSerializer>(
-        for request: URLRequest, serializer: Serializer, configure: (HTTPRequestOperation) -> Void
+        for request: URLRequest, responseSerializer: Serializer, configure: (HTTPRequestOperation) -> Void
     ) async throws -> HTTPResponse<Serializer.Output> where Serializer.Output: Sendable {
         let box = OperationCancellationBox()
         return try await withTaskCancellationHandler {
@@ -39,7 +39,7 @@ extension HTTPClient {
                 }, failure: { _, error in
                     continuation.resume(throwing: error)
                 })
-                operation.responseSerializer = serializer
+                operation.responseSerializer = responseSerializer
                 operation.callbackQueue = asyncResumeQueue  // progress blocks, in order
                 operation.mutableState.withLock { $0.deliversInline = true }  // resuming needs no hop
                 configure(operation)
@@ -56,14 +56,14 @@ extension HTTPClient {
     ///   - method: The HTTP method.
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded by ``requestSerializer``; nil for none.
-    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
+    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     /// - Returns: The response.
     /// - Throws: ``ConveyorError``.
     public func response(
-        method: HTTPMethod, path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil
+        method: HTTPMethod, path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil
     ) async throws -> HTTPResponse<Data> {
         try await response(
-            for: request(method: method, path: path, parameters: parameters, serializer: serializer), serializer: DataResponseSerializer()
+            for: request(method: method, path: path, parameters: parameters, requestSerializer: requestSerializer), responseSerializer: DataResponseSerializer()
         )
     }
 
@@ -71,15 +71,15 @@ extension HTTPClient {
     /// - Parameters:
     ///   - method: The HTTP method.
     ///   - path: Resolved against ``baseURL``.
-    ///   - body: Encoded by `serializer` (for example a JSON body with ``RequestSerializer/json``).
+    ///   - body: Encoded by `requestSerializer` (for example a JSON body with ``RequestSerializer/json``).
     ///   - serializer: Overrides ``requestSerializer``; nil uses it.
     /// - Returns: The response.
     /// - Throws: ``ConveyorError``.
     public func response<Body: Encodable>(
-        method: HTTPMethod, path: String, body: Body, serializer: (any RequestSerializer)? = nil
+        method: HTTPMethod, path: String, body: Body, requestSerializer: (any RequestSerializer)? = nil
     ) async throws -> HTTPResponse<Data> {
         try await response(
-            for: request(method: method, path: path, encodable: body, serializer: serializer), serializer: DataResponseSerializer()
+            for: request(method: method, path: path, encodable: body, requestSerializer: requestSerializer), responseSerializer: DataResponseSerializer()
         )
     }
 
@@ -87,13 +87,13 @@ extension HTTPClient {
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the query; nil for none.
-    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
+    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     /// - Returns: The body.
     /// - Throws: ``ConveyorError``.
     public func get(
-        _ path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil
+        _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil
     ) async throws -> Data {
-        try await response(method: .get, path: path, parameters: parameters, serializer: serializer).data
+        try await response(method: .get, path: path, parameters: parameters, requestSerializer: requestSerializer).data
     }
 
     /// `GET` decoding the JSON body into `type`.
@@ -108,8 +108,8 @@ extension HTTPClient {
         _ path: String, parameters: Parameters? = nil, as type: Value.Type, decoder: JSONDecoder = JSONDecoder()
     ) async throws -> Value {
         try await response(
-            for: request(method: .get, path: path, parameters: parameters, serializer: nil),
-            serializer: DecodableResponseSerializer<Value>(decoder: decoder)
+            for: request(method: .get, path: path, parameters: parameters),
+            responseSerializer: DecodableResponseSerializer<Value>(decoder: decoder)
         ).value
     }
 
@@ -117,65 +117,65 @@ extension HTTPClient {
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the query; nil for none.
-    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
+    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     /// - Returns: The response.
     /// - Throws: ``ConveyorError``.
     public func head(
-        _ path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil
+        _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil
     ) async throws -> HTTPURLResponse {
-        try await response(method: .head, path: path, parameters: parameters, serializer: serializer).response
+        try await response(method: .head, path: path, parameters: parameters, requestSerializer: requestSerializer).response
     }
 
     /// `POST` returning the body.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the body; nil for none.
-    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
+    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     /// - Returns: The body.
     /// - Throws: ``ConveyorError``.
     public func post(
-        _ path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil
+        _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil
     ) async throws -> Data {
-        try await response(method: .post, path: path, parameters: parameters, serializer: serializer).data
+        try await response(method: .post, path: path, parameters: parameters, requestSerializer: requestSerializer).data
     }
 
     /// `PUT` returning the body.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the body; nil for none.
-    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
+    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     /// - Returns: The body.
     /// - Throws: ``ConveyorError``.
     public func put(
-        _ path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil
+        _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil
     ) async throws -> Data {
-        try await response(method: .put, path: path, parameters: parameters, serializer: serializer).data
+        try await response(method: .put, path: path, parameters: parameters, requestSerializer: requestSerializer).data
     }
 
     /// `PATCH` returning the body.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the body; nil for none.
-    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
+    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     /// - Returns: The body.
     /// - Throws: ``ConveyorError``.
     public func patch(
-        _ path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil
+        _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil
     ) async throws -> Data {
-        try await response(method: .patch, path: path, parameters: parameters, serializer: serializer).data
+        try await response(method: .patch, path: path, parameters: parameters, requestSerializer: requestSerializer).data
     }
 
     /// `DELETE` returning the body.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the query; nil for none.
-    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
+    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     /// - Returns: The body.
     /// - Throws: ``ConveyorError``.
     public func delete(
-        _ path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil
+        _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil
     ) async throws -> Data {
-        try await response(method: .delete, path: path, parameters: parameters, serializer: serializer).data
+        try await response(method: .delete, path: path, parameters: parameters, requestSerializer: requestSerializer).data
     }
 }
 
@@ -187,8 +187,8 @@ extension HTTPClient {
     ///   - serializer: For example ``RequestSerializer/json``; nil uses ``requestSerializer``.
     /// - Returns: The response body.
     /// - Throws: ``ConveyorError``.
-    public func post<Body: Encodable>(_ path: String, body: Body, serializer: (any RequestSerializer)? = nil) async throws -> Data {
-        try await response(method: .post, path: path, body: body, serializer: serializer).data
+    public func post<Body: Encodable>(_ path: String, body: Body, requestSerializer: (any RequestSerializer)? = nil) async throws -> Data {
+        try await response(method: .post, path: path, body: body, requestSerializer: requestSerializer).data
     }
 
     /// `PUT` with an `Encodable` body, returning the response body.
@@ -198,7 +198,7 @@ extension HTTPClient {
     ///   - serializer: For example ``RequestSerializer/json``; nil uses ``requestSerializer``.
     /// - Returns: The response body.
     /// - Throws: ``ConveyorError``.
-    public func put<Body: Encodable>(_ path: String, body: Body, serializer: (any RequestSerializer)? = nil) async throws -> Data {
-        try await response(method: .put, path: path, body: body, serializer: serializer).data
+    public func put<Body: Encodable>(_ path: String, body: Body, requestSerializer: (any RequestSerializer)? = nil) async throws -> Data {
+        try await response(method: .put, path: path, body: body, requestSerializer: requestSerializer).data
     }
 }

@@ -10,8 +10,14 @@ extension HTTPClient {
         // and never shares or mutates the copy, and the property is documented as a template.
 
         /// Idle timeout in seconds: a request fails with ``ConveyorError/timedOut(_:after:)``
-        /// when no byte moves for this long. Fractions are honoured. Default 60.
-        public var timeout: TimeInterval = 60
+        /// when no byte moves for this long. Fractions are honoured. The client stamps it on
+        /// the requests it builds (`timeoutInterval`), where an operation's
+        /// ``HTTPRequestOperation/idleTimeout`` takes it from. Default 60.
+        public var idleTimeout: TimeInterval = 60
+        /// How many connections the transport opens to one host at most; requests beyond them
+        /// wait for a connection. Honoured by both transports (it replaces the session
+        /// template's `httpMaximumConnectionsPerHost`). Default 6, URLSession's own default.
+        public var maximumConnectionsPerHost = 6
         /// How many operations run at once. Default 8 (operations beyond it wait in the queue,
         /// where their timeout does not run yet).
         public var maximumConcurrentOperations = 8
@@ -30,8 +36,9 @@ extension HTTPClient {
         public var authenticationChallengeHandler: AuthenticationChallengeHandler?
         /// The template for the client's `URLSession`; copied at creation, with its `urlCache`
         /// turned off. The curl transport takes its cookie storage and accept policy,
-        /// `httpShouldSetCookies`, `httpAdditionalHeaders` and `httpMaximumConnectionsPerHost`
-        /// too. Default `.default`.
+        /// `httpShouldSetCookies` and `httpAdditionalHeaders` too. Its
+        /// `httpMaximumConnectionsPerHost` is replaced by ``maximumConnectionsPerHost``.
+        /// Default `.default`.
         public var sessionConfiguration: URLSessionConfiguration = .default
 
         /// Which transport sends the client's requests. Default ``TransportKind/automatic``:
@@ -41,15 +48,6 @@ extension HTTPClient {
         /// Which certificates the client trusts: custom authorities, public-key pins, and the
         /// development-only opt-out of validation. Default ``TLSConfiguration/default``.
         public var tls: TLSConfiguration = .default
-        /// Accept any TLS certificate — self-signed, expired, for another host. **Development
-        /// only**: it removes the protection TLS exists for. The same setting as
-        /// ``TLSConfiguration/allowsInvalidCertificates`` in ``tls``. Honoured by the curl
-        /// transport and by URLSession on Apple platforms; corelibs URLSession on Linux cannot
-        /// turn validation off.
-        public var allowsInvalidCertificates: Bool {
-            get { tls.allowsInvalidCertificates }
-            set { tls.allowsInvalidCertificates = newValue }
-        }
         /// The most bytes a response body kept in memory may have (see
         /// ``HTTPRequestOperation/maximumResponseSize``); nil for no limit. Default 100 MB.
         public var maximumResponseSize: Int64? = HTTPRequestOperation.defaultMaximumResponseSize

@@ -9,7 +9,7 @@ extension HTTPClient {
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the query; nil for none.
     ///   - destination: Where the file goes.
-    ///   - options: How the destination is prepared; default `.createIntermediateDirectories`.
+    ///   - options: How the destination is prepared; default ``FileDownloadOperation/Options/default``.
     ///   - progress: Called on the callback queue with (bytes, total so far, expected or -1); nil for none.
     ///   - success: Run with the operation and the file's URL.
     ///   - failure: Run with the operation and the error.
@@ -17,7 +17,7 @@ extension HTTPClient {
     @discardableResult
     public func download(
         _ path: String, parameters: Parameters? = nil, to destination: FileDownloadOperation.Destination,
-        options: FileDownloadOperation.Options = [.createIntermediateDirectories],
+        options: FileDownloadOperation.Options = .default,
         progress: HTTPRequestOperation.ProgressHandler? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> FileDownloadOperation {
@@ -41,13 +41,13 @@ extension HTTPClient {
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the query; nil for none.
     ///   - destination: Where the file goes.
-    ///   - options: How the destination is prepared; default `.createIntermediateDirectories`.
+    ///   - options: How the destination is prepared; default ``FileDownloadOperation/Options/default``.
     ///   - progress: Called with (bytes, total so far, expected or -1); nil for none.
     /// - Returns: The downloaded file.
     /// - Throws: ``ConveyorError``; ``ConveyorError/downloadFailed(reason:)`` names the path on disk errors.
     public func download(
         _ path: String, parameters: Parameters? = nil, to destination: FileDownloadOperation.Destination,
-        options: FileDownloadOperation.Options = [.createIntermediateDirectories],
+        options: FileDownloadOperation.Options = .default,
         progress: HTTPRequestOperation.ProgressHandler? = nil
     ) async throws -> URL {
         let request = try request(method: .get, path: path, parameters: parameters)

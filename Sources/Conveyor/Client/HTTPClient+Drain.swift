@@ -5,7 +5,7 @@ import FoundationNetworking
 #endif
 
 extension HTTPClient {
-    /// What ``drain(deadline:queued:)`` does with operations that have not started.
+    /// What ``drain(timeout:queued:)`` does with operations that have not started.
     public enum QueuedOperationsPolicy: Sendable {
         /// Fail them with ``ConveyorError/cancelled(reason:)`` `.shuttingDown` (the default).
         case cancel
@@ -35,19 +35,19 @@ extension HTTPClient {
         return watch.finished || semaphore.wait(timeout: .now() + timeout) == .success
     }
 
-    /// Stops the client for shutdown: nothing new starts, running operations may finish until
-    /// `deadline`, then the rest are cancelled (`.shuttingDown`). Every completion runs exactly
+    /// Stops the client for shutdown: nothing new starts, running operations may finish within
+    /// `timeout`, then the rest are cancelled (`.shuttingDown`). Every completion runs exactly
     /// once and temporary multipart files are removed.
     ///
     /// Paused operations are left as they are. To continue a paused download in the next run,
     /// persist what ``FileDownloadOperation/resumeState`` returns and pass it to
     /// ``FileDownloadOperation/init(request:resuming:destination:options:)``.
     /// - Parameters:
-    ///   - deadline: Seconds from now that running operations get.
+    ///   - timeout: Seconds from now that running operations get.
     ///   - queued: What happens to operations not started yet; default `.cancel`.
-    /// - Returns: Whether every running operation finished before the deadline.
+    /// - Returns: Whether every running operation finished within `timeout`.
     @discardableResult
-    public func drain(deadline: TimeInterval, queued: QueuedOperationsPolicy = .cancel) async -> Bool {
+    public func drain(timeout: TimeInterval, queued: QueuedOperationsPolicy = .cancel) async -> Bool {
         operationQueue.isSuspended = true
         let operations = operationQueue.operations.compactMap { $0 as? HTTPRequestOperation }
         let waiting = operations.filter { !$0.hasStarted && !$0.isFinished }
@@ -57,7 +57,7 @@ extension HTTPClient {
             // Cancelled operations finish when the queue starts them.
             operationQueue.isSuspended = false
         }
-        let finishedInTime = await Self.wait(for: running, timeout: deadline)
+        let finishedInTime = await Self.wait(for: running, timeout: timeout)
         if !finishedInTime { running.forEach { $0.cancel(reason: .shuttingDown) } }
         if queued == .keep { operationQueue.isSuspended = true }
         return finishedInTime

@@ -98,7 +98,7 @@ extension HTTPClient {
         uploadProgress: HTTPRequestOperation.ProgressHandler? = nil
     ) async throws -> Data {
         let request = try multipartRequest(path: path, parameters: parameters, constructingBody: constructingBody)
-        return try await response(for: request, serializer: DataResponseSerializer()) { operation in
+        return try await response(for: request, responseSerializer: DataResponseSerializer()) { operation in
             operation.setUploadProgressBlock(uploadProgress)
         }.data
     }

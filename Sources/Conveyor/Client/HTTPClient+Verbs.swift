@@ -14,17 +14,17 @@ extension HTTPClient {
     ///   - method: The HTTP method.
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded by ``requestSerializer``.
-    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
+    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     ///   - success: Run on the callback queue with the operation and its serialized value.
     ///   - failure: Run on the callback queue with the operation and the error.
     /// - Returns: The enqueued operation.
     @discardableResult
     public func enqueueRequest(
-        method: HTTPMethod, path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil,
+        method: HTTPMethod, path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
         enqueueOperation(success: success, failure: failure) {
-            try request(method: method, path: path, parameters: parameters, serializer: serializer)
+            try request(method: method, path: path, parameters: parameters, requestSerializer: requestSerializer)
         }
     }
 
@@ -57,95 +57,95 @@ extension HTTPClient {
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the query; nil for none.
-    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
+    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     ///   - success: Run with the operation and its serialized value.
     ///   - failure: Run with the operation and the error.
     /// - Returns: The enqueued operation.
     @discardableResult
     public func get(
-        _ path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil,
+        _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
-        enqueueRequest(method: .get, path: path, parameters: parameters, serializer: serializer, success: success, failure: failure)
+        enqueueRequest(method: .get, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
     }
 
     /// Enqueues a `HEAD`; the success value is empty `Data`.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the query; nil for none.
-    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
+    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     ///   - success: Run with the operation and its serialized value.
     ///   - failure: Run with the operation and the error.
     /// - Returns: The enqueued operation.
     @discardableResult
     public func head(
-        _ path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil,
+        _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
-        enqueueRequest(method: .head, path: path, parameters: parameters, serializer: serializer, success: success, failure: failure)
+        enqueueRequest(method: .head, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
     }
 
     /// Enqueues a `POST`; parameters go into the body.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the body by ``requestSerializer``; nil for none.
-    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
+    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     ///   - success: Run with the operation and its serialized value.
     ///   - failure: Run with the operation and the error.
     /// - Returns: The enqueued operation.
     @discardableResult
     public func post(
-        _ path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil,
+        _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
-        enqueueRequest(method: .post, path: path, parameters: parameters, serializer: serializer, success: success, failure: failure)
+        enqueueRequest(method: .post, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
     }
 
     /// Enqueues a `PUT`; parameters go into the body.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the body by ``requestSerializer``; nil for none.
-    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
+    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     ///   - success: Run with the operation and its serialized value.
     ///   - failure: Run with the operation and the error.
     /// - Returns: The enqueued operation.
     @discardableResult
     public func put(
-        _ path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil,
+        _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
-        enqueueRequest(method: .put, path: path, parameters: parameters, serializer: serializer, success: success, failure: failure)
+        enqueueRequest(method: .put, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
     }
 
     /// Enqueues a `PATCH`; parameters go into the body.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the body by ``requestSerializer``; nil for none.
-    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
+    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     ///   - success: Run with the operation and its serialized value.
     ///   - failure: Run with the operation and the error.
     /// - Returns: The enqueued operation.
     @discardableResult
     public func patch(
-        _ path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil,
+        _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
-        enqueueRequest(method: .patch, path: path, parameters: parameters, serializer: serializer, success: success, failure: failure)
+        enqueueRequest(method: .patch, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
     }
 
     /// Enqueues a `DELETE`; parameters go into the query string.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the query; nil for none.
-    ///   - serializer: Overrides ``requestSerializer`` for this call; nil uses it.
+    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     ///   - success: Run with the operation and its serialized value.
     ///   - failure: Run with the operation and the error.
     /// - Returns: The enqueued operation.
     @discardableResult
     public func delete(
-        _ path: String, parameters: Parameters? = nil, serializer: (any RequestSerializer)? = nil,
+        _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
-        enqueueRequest(method: .delete, path: path, parameters: parameters, serializer: serializer, success: success, failure: failure)
+        enqueueRequest(method: .delete, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
     }
 }

@@ -104,7 +104,8 @@ public enum ConveyorError: Error, Sendable {
         case cannotCreateFile(URL, any Error)
         /// Writing a chunk failed (disk full, I/O error); the partial file was removed.
         case writeFailed(URL, any Error)
-        /// A file already exists at the destination and replacing it was not allowed.
+        /// Something already exists at the destination and replacing it was not allowed (or it
+        /// is a directory or a symbolic link, which is never replaced).
         case destinationExists(URL)
         /// The finished download could not be moved to the destination.
         case cannotMoveFile(to: URL, any Error)
@@ -114,7 +115,7 @@ public enum ConveyorError: Error, Sendable {
             switch self {
             case let .cannotCreateFile(url, error): return "cannot create \(url.path): \(error.localizedDescription)"
             case let .writeFailed(url, error): return "writing \(url.path) failed: \(error.localizedDescription)"
-            case let .destinationExists(url): return "\(url.path) already exists (use .removePreviousFile to replace it)"
+            case let .destinationExists(url): return "\(url.path) already exists (.removePreviousFile replaces a regular file; directories and links are never replaced)"
             case let .cannotMoveFile(url, error): return "cannot move the download to \(url.path): \(error.localizedDescription)"
             }
         }
@@ -147,8 +148,8 @@ public enum ConveyorError: Error, Sendable {
     public enum CancellationReason: Sendable, Equatable, CustomStringConvertible {
         /// `cancel()` was called on the operation, its queue or its client, or the awaiting Task was cancelled.
         case explicit
-        /// The client is draining for shutdown (``HTTPClient/drain(deadline:queued:)``): the
-        /// operation was still queued, or still running at the deadline.
+        /// The client is draining for shutdown (``HTTPClient/drain(timeout:queued:)``): the
+        /// operation was still queued, or still running when the timeout passed.
         case shuttingDown
 
         /// A readable explanation.

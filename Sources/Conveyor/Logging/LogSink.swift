@@ -126,7 +126,45 @@ public struct OSLogSink: LogSink {
 }
 #endif
 
+// Every built-in sink has the same shorthand: `logger.sink = .standardError`, `.closure { … }`,
+// `.file(url)`, `.osLog(subsystem:)`.
+
 extension LogSink where Self == StandardErrorLogSink {
     /// Standard error.
     public static var standardError: StandardErrorLogSink { StandardErrorLogSink() }
 }
+
+extension LogSink where Self == ClosureLogSink {
+    /// A closure called with each entry and its level, on the logger's queue.
+    /// - Parameter handler: The closure.
+    /// - Returns: The sink.
+    public static func closure(_ handler: @escaping @Sendable (String, NetworkLogger.Level) -> Void) -> ClosureLogSink {
+        ClosureLogSink(handler)
+    }
+}
+
+extension LogSink where Self == FileLogSink {
+    /// A file, rotated past `maximumBytes` (see ``FileLogSink``).
+    /// - Parameters:
+    ///   - url: The log file.
+    ///   - maximumBytes: Rotate past this size; default 5 MB.
+    ///   - maximumFiles: Rotated files kept; default 3.
+    /// - Returns: The sink.
+    public static func file(_ url: URL, maximumBytes: Int = 5_000_000, maximumFiles: Int = 3) -> FileLogSink {
+        FileLogSink(url: url, maximumBytes: maximumBytes, maximumFiles: maximumFiles)
+    }
+}
+
+#if canImport(os)
+@available(macOS 11.0, iOS 14.0, tvOS 14.0, watchOS 7.0, *)
+extension LogSink where Self == OSLogSink {
+    /// The unified log (Apple platforms).
+    /// - Parameters:
+    ///   - subsystem: The subsystem, usually your bundle identifier.
+    ///   - category: The category; default `network`.
+    /// - Returns: The sink.
+    public static func osLog(subsystem: String, category: String = "network") -> OSLogSink {
+        OSLogSink(subsystem: subsystem, category: category)
+    }
+}
+#endif

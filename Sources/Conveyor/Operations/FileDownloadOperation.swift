@@ -11,6 +11,12 @@ import FoundationNetworking
 /// atomic rename on the same file system) and moved into place only after a successful,
 /// validated response. Error responses stay in memory, so their body is in the error. Any
 /// failure (a full disk, a dropped connection, cancellation) removes the partial file.
+///
+/// Every way to make a download — ``init(request:)``, ``init(request:destination:options:)``,
+/// ``HTTPClient/download(_:parameters:to:options:progress:success:failure:)`` and its async
+/// form — uses the same defaults: ``Options/default`` (missing directories are created, an
+/// existing file is never replaced), and for ``init(request:)``, a new directory of its own
+/// inside the temporary directory, so downloads of the same name never collide.
 open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
     // @unchecked Sendable: its one mutable property is kept behind `settings`, a Mutex; the
     // rest lives in the base class's Mutex.
@@ -32,10 +38,15 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
         public let rawValue: Int
         /// Creates options from a raw value.
         public init(rawValue: Int) { self.rawValue = rawValue }
-        /// Replace a file that already exists at the destination (otherwise: `destinationExists`).
+        /// Replace a regular file that already exists at the destination (otherwise:
+        /// `destinationExists`). A directory or symbolic link there is never removed: the
+        /// download fails with `destinationExists`.
         public static let removePreviousFile = Options(rawValue: 1 << 0)
         /// Create missing directories on the way to the destination.
         public static let createIntermediateDirectories = Options(rawValue: 1 << 1)
+        /// The defaults of every initializer and of ``HTTPClient``'s `download` calls:
+        /// `[.createIntermediateDirectories]` — directories are created, nothing is replaced.
+        public static let `default`: Options = [.createIntermediateDirectories]
     }
 
     private struct Settings {
@@ -45,10 +56,12 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
     }
     private let settings: Lock<Settings>
 
-    /// Creates a download into the temporary directory, replacing a previous file of the same name.
+    /// Creates a download into a new directory of its own inside the temporary directory
+    /// (``destinationURL`` says where the file went), with ``Options/default``.
     /// - Parameter request: The request.
     public required init(request: URLRequest) {
-        settings = Lock(Settings(destination: .directory(FileManager.default.temporaryDirectory), options: [.removePreviousFile]))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("Conveyor-\(UUID().uuidString)", isDirectory: true)
+        settings = Lock(Settings(destination: .directory(directory), options: .default))
         super.init(request: request)
         acceptableContentTypes = ["*/*"]
     }
@@ -57,8 +70,8 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
     /// - Parameters:
     ///   - request: The request.
     ///   - destination: Where the file goes.
-    ///   - options: How the destination is prepared; default none.
-    public convenience init(request: URLRequest, destination: Destination, options: Options = []) {
+    ///   - options: How the destination is prepared; default ``Options/default``.
+    public convenience init(request: URLRequest, destination: Destination, options: Options = .default) {
         self.init(request: request)
         settings.withLock {
             $0.destination = destination
@@ -95,8 +108,8 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
     ///   - request: The request (for the same URL).
     ///   - saved: The saved state; ignored when its partial file is missing or of another size.
     ///   - destination: Where the file goes.
-    ///   - options: How the destination is prepared; default none.
-    public convenience init(request: URLRequest, resuming saved: ResumeState, destination: Destination, options: Options = []) {
+    ///   - options: How the destination is prepared; default ``Options/default``.
+    public convenience init(request: URLRequest, resuming saved: ResumeState, destination: Destination, options: Options = .default) {
         self.init(request: request, destination: destination, options: options)
         let size = (try? FileManager.default.attributesOfItem(atPath: saved.partialFile.path)[.size] as? NSNumber)?.int64Value
         guard size == saved.bytesReceived, let file = try? ResponseBodyFile(url: saved.partialFile, appending: true) else { return }
@@ -141,9 +154,8 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
                 throw ConveyorError.downloadFailed(reason: .cannotCreateFile(directory, error))
             }
         }
-        if !options.contains(.removePreviousFile), FileManager.default.fileExists(atPath: target.path) {
-            throw ConveyorError.downloadFailed(reason: .destinationExists(target))
-        }
+        // Checked before a byte is read, and again before the move (the disk may change meanwhile).
+        if !Self.mayWrite(to: target, options: options) { throw ConveyorError.downloadFailed(reason: .destinationExists(target)) }
         settings.withLock { $0.target = target }
         if let partialFile { return try ResponseBodyFile(url: partialFile, appending: true) }
         return try ResponseBodyFile(url: directory.appendingPathComponent(".\(target.lastPathComponent).conveyor-partial-\(UUID().uuidString)"))
@@ -160,8 +172,12 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
             return target
         }
         try file.close()
+        guard Self.mayWrite(to: target, options: options) else {
+            file.discard()
+            throw ConveyorError.downloadFailed(reason: .destinationExists(target))
+        }
         do {
-            if options.contains(.removePreviousFile), FileManager.default.fileExists(atPath: target.path) {
+            if options.contains(.removePreviousFile), Self.existingItemType(at: target) == .typeRegular {
                 try FileManager.default.removeItem(at: target)
             }
             try FileManager.default.moveItem(at: file.url, to: target)
@@ -170,6 +186,19 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
             throw ConveyorError.downloadFailed(reason: .cannotMoveFile(to: target, error))
         }
         return target
+    }
+
+    /// Whether the download may end at `target`: nothing is there, or a regular file that
+    /// `.removePreviousFile` allows replacing. Never a directory or a symbolic link.
+    static func mayWrite(to target: URL, options: Options) -> Bool {
+        guard let type = existingItemType(at: target) else { return true }
+        return type == .typeRegular && options.contains(.removePreviousFile)
+    }
+
+    /// The type of what is at `url` without following a symbolic link; nil when nothing is.
+    static func existingItemType(at url: URL) -> FileAttributeType? {
+        // attributesOfItem uses lstat: a link is reported as a link, even a dangling one.
+        (try? FileManager.default.attributesOfItem(atPath: url.path))?[.type] as? FileAttributeType
     }
 
     static func target(for destination: Destination, response: HTTPURLResponse) -> URL {

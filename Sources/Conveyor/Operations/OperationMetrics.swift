@@ -5,7 +5,9 @@ import Foundation
 public struct OperationMetrics: Sendable, Equatable {
     /// When the operation started.
     public let startDate: Date
-    /// Seconds from start to finish, redirects included.
+    /// Seconds from start to finish of the whole operation: every attempt, redirect and retry
+    /// back-off, validation and serialization. The final attempt's network exchange alone is
+    /// ``TransferMetrics/lastByte`` in ``transfer``.
     public let duration: TimeInterval
     /// Seconds from start to the first response head; nil when none arrived.
     public let timeToFirstResponse: TimeInterval?
@@ -20,7 +22,7 @@ public struct OperationMetrics: Sendable, Equatable {
     /// Where the final response came from: the network, or ``HTTPCache`` (directly or
     /// after a `304 Not Modified`).
     public let responseSource: HTTPCache.ResponseSource
-    /// The phases of the final attempt's exchange (DNS, connect, TLS, first byte, total) as
+    /// The phases of the final attempt's exchange (DNS, connect, TLS, first byte, last byte) as
     /// the transport measured them; nil when the transport reports none (URLSession on
     /// Linux) or no exchange took place (an answer from the cache).
     public let transfer: TransferMetrics?

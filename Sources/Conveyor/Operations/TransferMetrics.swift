@@ -2,7 +2,7 @@ import Foundation
 
 /// How long each phase of the network exchange behind a response took, as the transport
 /// measured it. Times are seconds from the start of the exchange (the final attempt), so they
-/// grow: `domainLookup ≤ connect ≤ secureConnection ≤ firstByte ≤ total`. A reused connection
+/// grow: `domainLookup ≤ connect ≤ secureConnection ≤ firstByte ≤ lastByte`. A reused connection
 /// shows its lookup and connect times as 0.
 ///
 /// Reported by the curl transport (from libcurl's `CURLINFO_*_TIME_T`); corelibs URLSession
@@ -16,8 +16,10 @@ public struct TransferMetrics: Sendable, Equatable {
     public let secureConnection: TimeInterval?
     /// Until the first byte of the response arrived.
     public let firstByte: TimeInterval
-    /// The whole exchange.
-    public let total: TimeInterval
+    /// Until the last byte of the response arrived: the final attempt's exchange alone. The
+    /// whole operation — every attempt, redirect and back-off, validation and serialization —
+    /// is ``OperationMetrics/duration``.
+    public let lastByte: TimeInterval
     /// The protocol spoken: `"HTTP/1.1"`, `"HTTP/2"`, `"HTTP/1.0"` or `"HTTP/3"`.
     public let httpVersion: String
     /// Whether an existing connection carried the exchange.
@@ -31,19 +33,19 @@ public struct TransferMetrics: Sendable, Equatable {
     ///   - connect: Seconds until the TCP connection was established.
     ///   - secureConnection: Seconds until the TLS handshake finished; nil without TLS.
     ///   - firstByte: Seconds until the first response byte.
-    ///   - total: Seconds for the whole exchange.
+    ///   - lastByte: Seconds until the last byte of the response arrived.
     ///   - httpVersion: The protocol spoken.
     ///   - reusedConnection: Whether an existing connection was used.
     ///   - remoteAddress: The server's address.
     public init(
         domainLookup: TimeInterval, connect: TimeInterval, secureConnection: TimeInterval?, firstByte: TimeInterval,
-        total: TimeInterval, httpVersion: String, reusedConnection: Bool, remoteAddress: String?
+        lastByte: TimeInterval, httpVersion: String, reusedConnection: Bool, remoteAddress: String?
     ) {
         self.domainLookup = domainLookup
         self.connect = connect
         self.secureConnection = secureConnection
         self.firstByte = firstByte
-        self.total = total
+        self.lastByte = lastByte
         self.httpVersion = httpVersion
         self.reusedConnection = reusedConnection
         self.remoteAddress = remoteAddress

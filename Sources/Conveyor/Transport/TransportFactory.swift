@@ -32,12 +32,15 @@ enum TransportFactory {
 
     /// A transport for `configuration`, with libcurl as `library` says it loaded.
     static func make(for configuration: HTTPClient.Configuration, library: LoadedLibrary) -> any Transport {
-        let kind = resolve(configuration.transport, sessionConfiguration: configuration.sessionConfiguration)
+        // One place for the connection limit, whichever transport reads it.
+        let session = configuration.sessionConfiguration.copy() as! URLSessionConfiguration
+        session.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
+        let kind = resolve(configuration.transport, sessionConfiguration: session)
         #if os(Linux)
         if kind == .curl {
             switch library {
             case let .success(library):
-                let settings = CurlTransport.Settings(sessionConfiguration: configuration.sessionConfiguration, tls: configuration.tls)
+                let settings = CurlTransport.Settings(sessionConfiguration: session, tls: configuration.tls)
                 return CurlTransport(library: library, settings: settings)
             case let .failure(error):
                 noteFallback("libcurl could not be loaded (\(error)); using URLSession")
@@ -46,7 +49,7 @@ enum TransportFactory {
         #else
         if kind == .curl { noteFallback("the curl transport exists on Linux only; using URLSession") }
         #endif
-        return URLSessionTransport(configuration: configuration.sessionConfiguration, tls: configuration.tls)
+        return URLSessionTransport(configuration: session, tls: configuration.tls)
     }
 
     /// What `.automatic` (or an explicit kind) means here: `.curl` or `.urlSession`.

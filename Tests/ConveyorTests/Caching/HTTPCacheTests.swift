@@ -83,7 +83,7 @@ struct HTTPCacheTests {
             func get(_ language: String) async throws -> HTTPResponse<Data> {
                 var request = try client.request(method: .get, path: "vary")
                 request.setValue(language, forHTTPHeaderField: "Accept-Language")
-                return try await client.response(for: request, serializer: DataResponseSerializer())
+                return try await client.response(for: request, responseSerializer: DataResponseSerializer())
             }
             let sources = [try await get("en").source, try await get("fr").source, try await get("fr").source]
             #expect(sources == [.network, .network, .cache])
@@ -99,7 +99,7 @@ struct HTTPCacheTests {
             func get(_ language: String, on client: HTTPClient) async throws -> HTTPResponse<Data> {
                 var request = try client.request(method: .get, path: "vary")
                 request.setValue(language, forHTTPHeaderField: "Accept-Language")
-                return try await client.response(for: request, serializer: DataResponseSerializer())
+                return try await client.response(for: request, responseSerializer: DataResponseSerializer())
             }
             var sources: [HTTPCache.ResponseSource] = []
             var bodies: [String: Data] = [:]
@@ -380,7 +380,7 @@ struct HTTPCacheTests {
             #expect(head.source == .cache && head.data.isEmpty)
             var request = try client.request(method: .get, path: "both")
             request.cachePolicy = .reloadIgnoringLocalCacheData
-            let reloaded = try await client.response(for: request, serializer: DataResponseSerializer())
+            let reloaded = try await client.response(for: request, responseSerializer: DataResponseSerializer())
             #expect(reloaded.source == .network && String(decoding: reloaded.data, as: UTF8.self).hasSuffix("#2"))
             #expect(String(decoding: try await client.get("both"), as: UTF8.self).hasSuffix("#2"))
             #expect(server.requestCount(path: "/both") == 2)
@@ -454,7 +454,7 @@ struct HTTPCacheFreshnessTests {
             for directive in ["no-cache", "max-age=0"] {
                 var request = try client.request(method: .get, path: "doc")
                 request.setValue(directive, forHTTPHeaderField: "Cache-Control")
-                #expect(try await client.response(for: request, serializer: DataResponseSerializer()).source == .network)
+                #expect(try await client.response(for: request, responseSerializer: DataResponseSerializer()).source == .network)
             }
             #expect(try await client.response(method: .get, path: "doc").source == .cache)
         }

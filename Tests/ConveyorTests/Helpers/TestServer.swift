@@ -16,9 +16,9 @@ func withServer<T>(
 
 extension HTTPClient.Configuration {
     /// The defaults with another idle timeout.
-    static func timeout(_ seconds: TimeInterval) -> Self {
+    static func idleTimeout(_ seconds: TimeInterval) -> Self {
         var configuration = Self.default
-        configuration.timeout = seconds
+        configuration.idleTimeout = seconds
         return configuration
     }
 }

@@ -85,7 +85,7 @@ struct DownloadFaultTests {
         let request = try client.multipartRequest(path: "upload-target") { try $0.append(fileURL: source, name: "file") }
         try FileManager.default.removeItem(at: source)
         server.route("/upload-target") { request in .text("\(request.bodyLength)") }
-        let response = try await client.response(for: request, serializer: DataResponseSerializer())
+        let response = try await client.response(for: request, responseSerializer: DataResponseSerializer())
         #expect(Int(String(decoding: response.data, as: UTF8.self)) == Int(request.value(forHTTPHeaderField: "Content-Length") ?? ""))
         #expect(await client.waitUntilAllOperationsAreFinished(timeout: 10))
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty, "the body file was not removed")

@@ -98,7 +98,7 @@ struct FaultInjectionTests {
         FaultCase(name: "a corrupt gzip body",
                   routes: routeRaw("/bad-gzip", "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 12\r\n\r\nnot gzip!!!!"),
                   operation: get("bad-gzip"), expected: .failure(Is.network(.cannotDecodeContentData))),
-        FaultCase(name: "a stall after the headers (idle timeout 0.3 s)", configure: { $0.timeout = 0.3 },
+        FaultCase(name: "a stall after the headers (idle timeout 0.3 s)", configure: { $0.idleTimeout = 0.3 },
                   operation: get("fault/stall-after-headers"), expected: .failure(Is.timeout(.idle))),
         FaultCase(name: "a 1 byte per second drip (resource timeout 1 s)", configure: { $0.resourceTimeout = 1 },
                   operation: get("drip?numbytes=30&duration=30"), expected: .failure(Is.timeout(.resource))),
@@ -202,7 +202,7 @@ struct FaultInjectionTests {
             return client.operation(with: try client.request(method: .post, path: "post", parameters: ["blob": Opaque()]), success: nil, failure: nil)
         }, expected: .failure { if case .parameterEncodingFailed(.unsupportedValue(key: "blob", _)) = $0 { true } else { false } }),
         FaultCase(name: "a JSON parameter that cannot be encoded (NaN)", operation: { client, _ in
-            client.operation(with: try client.request(method: .post, path: "post", parameters: ["x": Double.nan], serializer: JSONRequestSerializer()),
+            client.operation(with: try client.request(method: .post, path: "post", parameters: ["x": Double.nan], requestSerializer: JSONRequestSerializer()),
                              success: nil, failure: nil)
         }, expected: .failure { if case .parameterEncodingFailed = $0 { true } else { false } }),
         FaultCase(name: "a multipart file that does not exist", operation: { client, _ in

@@ -64,7 +64,7 @@ struct SecurityTests {
                 return .json(["parts": parts.count, "headers": parts.first.map { $0.headers.count } ?? -1,
                               "name": parts.first?.name ?? "", "file": parts.first?.fileName ?? ""])
             }
-            let echo = try await client.response(for: request, serializer: DataResponseSerializer()).data.jsonObject
+            let echo = try await client.response(for: request, responseSerializer: DataResponseSerializer()).data.jsonObject
             #expect(echo["parts"] as? Int == 1 && echo["headers"] as? Int == 2)
             #expect(echo["name"] as? String == "a%22%0D%0AContent-Type: evil")
             #expect(echo["file"] as? String == "f%22%0D%0A.txt")

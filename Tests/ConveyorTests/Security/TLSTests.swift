@@ -28,7 +28,7 @@ struct TLSTests {
     func unknownAuthorityRefused(transport: HTTPClient.TransportKind) async throws {
         let server = try await TLSTestServer.shared()
         await expectTrustFailure(client(server, transport: transport), reasonContains: "certificate")
-        #expect(!HTTPClient.Configuration.default.allowsInvalidCertificates)
+        #expect(!HTTPClient.Configuration.default.tls.allowsInvalidCertificates)
         #expect(HTTPClient.Configuration.default.tls == .default)
         withExtendedLifetime(server) {}
     }

@@ -37,7 +37,7 @@ public final class ImageDownloader: Sendable {
     /// Where completions run (except the synchronous cache hits).
     public let callbackQueue: DispatchQueue
     /// Seconds without a byte before a download fails.
-    public let timeout: TimeInterval
+    public let idleTimeout: TimeInterval
 
     private struct Pending {
         var operation: ImageRequestOperation
@@ -53,15 +53,15 @@ public final class ImageDownloader: Sendable {
     ///   - maximumConcurrentDownloads: Downloads at once; default 4.
     ///   - callbackQueue: Where completions run; default `DispatchQueue.conveyorDefaultCallbackQueue`
     ///     (`.main` on Apple platforms).
-    ///   - timeout: Idle timeout in seconds; default 30.
+    ///   - idleTimeout: Idle timeout in seconds; default 30.
     public init(
         imageCache: ImageCache? = .shared, httpCache: HTTPCache? = .shared, maximumConcurrentDownloads: Int = 4,
-        callbackQueue: DispatchQueue = .conveyorDefaultCallbackQueue, timeout: TimeInterval = 30
+        callbackQueue: DispatchQueue = .conveyorDefaultCallbackQueue, idleTimeout: TimeInterval = 30
     ) {
         self.imageCache = imageCache
         self.httpCache = httpCache
         self.callbackQueue = callbackQueue
-        self.timeout = timeout
+        self.idleTimeout = idleTimeout
         operationQueue = OperationQueue()
         operationQueue.name = "Conveyor.ImageDownloader"
         operationQueue.maxConcurrentOperationCount = max(1, maximumConcurrentDownloads)
@@ -119,7 +119,7 @@ public final class ImageDownloader: Sendable {
     private func makeOperation(
         url: URL, key: String, processingIdentifier: String?, processing: ImageRequestOperation.Processing?
     ) -> ImageRequestOperation {
-        var request = URLRequest(url: url, timeoutInterval: timeout)
+        var request = URLRequest(url: url, timeoutInterval: idleTimeout)
         request.setHeader("image/*", for: "Accept")
         let operation = ImageRequestOperation(request: request, processing: processing)
         operation.cache = httpCache

@@ -365,7 +365,7 @@ final class CurlTransfer: @unchecked Sendable {
         let firstByte = max(handshake ?? connect, seconds(.startTransferTime))
         return TransferMetrics(
             domainLookup: lookup, connect: connect, secureConnection: handshake, firstByte: firstByte,
-            total: max(firstByte, seconds(.totalTime)), httpVersion: version,
+            lastByte: max(firstByte, seconds(.totalTime)), httpVersion: version,
             reusedConnection: reused, remoteAddress: library.info(handle, string: .primaryIP))
     }
 }
