@@ -35,7 +35,10 @@ let package = Package(
         .executableTarget(name: "ConveyorTestHelper", dependencies: ["Conveyor", "ConveyorTesting"], path: "Tests/TestHelper"),
         .testTarget(
             name: "ConveyorTests",
-            dependencies: ["Conveyor", "ConveyorLocking", "ConveyorTesting", "ConveyorTestHelper", "ConveyorTestSupport", "HTTPBinAPIExample", "FileTransferExample"]
+            dependencies: [
+                "Conveyor", "ConveyorLocking", "ConveyorTesting", "ConveyorTestHelper", "ConveyorTestSupport", "HTTPBinAPIExample",
+                "FileTransferExample",
+            ]
         ),
         .testTarget(name: "ConformanceTests", dependencies: ["Conveyor", "ConveyorTesting", "ConveyorTestSupport", "HTTPBinAPIExample"]),
     ],

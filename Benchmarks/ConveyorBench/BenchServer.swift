@@ -53,8 +53,9 @@ final class BenchServer: Sendable {
     private static func runScript(_ script: URL, _ arguments: [String]) throws {
         let status = try ChildProcess.spawn("/bin/sh", [script.path] + arguments)
         guard status == 0 else {
-            throw NSError(domain: "conveyor-bench", code: Int(status),
-                          userInfo: [NSLocalizedDescriptionKey: "\(script.lastPathComponent) \(arguments.first ?? "") failed"])
+            throw NSError(
+                domain: "conveyor-bench", code: Int(status),
+                userInfo: [NSLocalizedDescriptionKey: "\(script.lastPathComponent) \(arguments.first ?? "") failed"])
         }
     }
 
@@ -69,7 +70,9 @@ final class BenchServer: Sendable {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) } }
         guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+        }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 }

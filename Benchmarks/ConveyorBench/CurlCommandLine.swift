@@ -8,7 +8,8 @@ struct CurlCommandLine {
     let config: URL
 
     init?(url: URL, requests: Int) {
-        guard let executable = ["/usr/bin/curl", "/usr/local/bin/curl", "/bin/curl"].first(where: FileManager.default.isExecutableFile) else {
+        guard let executable = ["/usr/bin/curl", "/usr/local/bin/curl", "/bin/curl"].first(where: FileManager.default.isExecutableFile)
+        else {
             return nil
         }
         self.executable = executable

@@ -31,8 +31,9 @@ enum MultipartMemory {
         // client's memory is in question.
         let block = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 131) })
         server.route("/stream-download") { _ in
-            .init(headers: ["Content-Length": String(megabytes << 20), "Content-Type": "application/octet-stream"],
-                  body: .stream(chunked: false) { writer in for _ in 0..<megabytes { try writer.write(block) } })
+            .init(
+                headers: ["Content-Length": String(megabytes << 20), "Content-Type": "application/octet-stream"],
+                body: .stream(chunked: false) { writer in for _ in 0..<megabytes { try writer.write(block) } })
         }
         let rawStart = Date()
         let raw = try child(["--child-raw-download", server.baseURL.absoluteString, String(megabytes)])
@@ -111,8 +112,9 @@ enum MultipartMemory {
 
     static func peakRSSMegabytes() -> Double {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return -1 }
         return kilobytes / 1024
     }
 }

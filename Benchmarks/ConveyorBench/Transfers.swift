@@ -28,21 +28,31 @@ enum Transfers {
     static func compare(_ scenario: String, reps: Int, raw: (String, Run), conveyor: (String, Run)) async throws -> Comparison {
         try await raw.1()
         try await conveyor.1()
-        var rawSamples: [Double] = [], conveyorSamples: [Double] = []
+        var rawSamples: [Double] = []
+        var conveyorSamples: [Double] = []
         for _ in 0..<reps {
             rawSamples.append(try await seconds(raw.1))
             conveyorSamples.append(try await seconds(conveyor.1))
         }
         func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-        return Comparison(scenario: scenario, raw: raw.0, rawMedianSeconds: median(rawSamples),
-                          conveyor: conveyor.0, conveyorMedianSeconds: median(conveyorSamples))
+        return Comparison(
+            scenario: scenario, raw: raw.0, rawMedianSeconds: median(rawSamples),
+            conveyor: conveyor.0, conveyorMedianSeconds: median(conveyorSamples))
     }
 
     /// Scenarios 3 and 4: a large download into memory and to a file, and a 1 MB JSON body decoded.
-    static func run(server: BenchServer, client: HTTPClient, label: String, megabytes: Int, jsonItems: Int, reps: Int) async throws -> [Comparison] {
+    static func run(server: BenchServer, client: HTTPClient, label: String, megabytes: Int, jsonItems: Int, reps: Int) async throws
+        -> [Comparison]
+    {
         let body = Data((0..<(megabytes << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 12) })
         try server.serve("large.bin", body, contentType: "application/octet-stream")
-        struct Item: Codable, Sendable { let id: Int; let name: String; let tags: [String]; let score: Double; let active: Bool }
+        struct Item: Codable, Sendable {
+            let id: Int
+            let name: String
+            let tags: [String]
+            let score: Double
+            let active: Bool
+        }
         let items = (0..<jsonItems).map { Item(id: $0, name: "item \($0)", tags: ["a", "b"], score: Double($0) / 3, active: $0 % 2 == 0) }
         let json = try JSONEncoder().encode(items)
         try server.serve("items.json", json, contentType: "application/json")
@@ -52,24 +62,40 @@ enum Transfers {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         var results: [Comparison] = []
-        results.append(try await compare("\(megabytes) MB download into memory", reps: reps,
-            raw: ("raw data(for:)", { _ = try await session.data(from: large) }),
-            conveyor: ("\(label) get", { _ = try await client.get("large.bin") })))
-        results.append(try await compare("\(megabytes) MB download to a file", reps: reps,
-            raw: ("raw download(for:)", {
-                let (file, _) = try await session.download(from: large)
-                try? FileManager.default.removeItem(at: file)
-            }),
-            conveyor: ("\(label) FileDownloadOperation", {
-                let file = try await client.download("large.bin", to: .directory(directory), options: [.createIntermediateDirectories, .removePreviousFile])
-                try? FileManager.default.removeItem(at: file)
-            })))
-        results.append(try await compare("\(json.count / 1000) kB JSON into Decodable models", reps: reps,
-            raw: ("raw data(for:) + JSONDecoder", {
-                let (data, _) = try await session.data(from: itemsURL)
-                _ = try JSONDecoder().decode([Item].self, from: data)
-            }),
-            conveyor: ("\(label) get(as:)", { _ = try await client.get("items.json", as: [Item].self) })))
+        results.append(
+            try await compare(
+                "\(megabytes) MB download into memory", reps: reps,
+                raw: ("raw data(for:)", { _ = try await session.data(from: large) }),
+                conveyor: ("\(label) get", { _ = try await client.get("large.bin") })))
+        results.append(
+            try await compare(
+                "\(megabytes) MB download to a file", reps: reps,
+                raw: (
+                    "raw download(for:)",
+                    {
+                        let (file, _) = try await session.download(from: large)
+                        try? FileManager.default.removeItem(at: file)
+                    }
+                ),
+                conveyor: (
+                    "\(label) FileDownloadOperation",
+                    {
+                        let file = try await client.download(
+                            "large.bin", to: .directory(directory), options: [.createIntermediateDirectories, .removePreviousFile])
+                        try? FileManager.default.removeItem(at: file)
+                    }
+                )))
+        results.append(
+            try await compare(
+                "\(json.count / 1000) kB JSON into Decodable models", reps: reps,
+                raw: (
+                    "raw data(for:) + JSONDecoder",
+                    {
+                        let (data, _) = try await session.data(from: itemsURL)
+                        _ = try JSONDecoder().decode([Item].self, from: data)
+                    }
+                ),
+                conveyor: ("\(label) get(as:)", { _ = try await client.get("items.json", as: [Item].self) })))
         return results
     }
 
@@ -95,8 +121,9 @@ enum RequestMemory {
         let conveyor = try child("conveyor", server: server, requests: requests)
         server.clearReceivedRequests()
         let curl = try child("conveyor-curl", server: server, requests: requests)
-        return Result(requests: requests, rawGrowthKilobytesPerRequest: raw, conveyorGrowthKilobytesPerRequest: conveyor,
-                      curlGrowthKilobytesPerRequest: curl)
+        return Result(
+            requests: requests, rawGrowthKilobytesPerRequest: raw, conveyorGrowthKilobytesPerRequest: conveyor,
+            curlGrowthKilobytesPerRequest: curl)
     }
 
     private static func child(_ kind: String, server: LocalHTTPServer, requests: Int) throws -> Double {
@@ -122,7 +149,8 @@ enum RequestMemory {
 
     static func residentKilobytes() -> Double {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return -1 }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+        else { return -1 }
         return Double(line.split(separator: " ").dropFirst().first ?? "") ?? -1
     }
 }

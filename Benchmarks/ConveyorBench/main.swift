@@ -18,7 +18,8 @@ if let index = arguments.firstIndex(of: "--child-raw-download") {
     exit(0)
 }
 if let index = arguments.firstIndex(of: "--child-requests") {
-    try await RequestMemory.runChild(kind: arguments[index + 1], baseURL: URL(string: arguments[index + 2])!, requests: Int(arguments[index + 3])!)
+    try await RequestMemory.runChild(
+        kind: arguments[index + 1], baseURL: URL(string: arguments[index + 2])!, requests: Int(arguments[index + 3])!)
     exit(0)
 }
 if let index = arguments.firstIndex(of: "--child-download") {
@@ -33,7 +34,8 @@ let requestCount = option("--requests") ?? (smoke ? 20 : 2000)
 let reps = option("--reps") ?? (smoke ? 1 : 5)
 
 let serverKind = arguments.firstIndex(of: "--server").map { arguments[min($0 + 1, arguments.count - 1)] } ?? "local"
-let server = serverKind == "nginx"
+let server =
+    serverKind == "nginx"
     ? try BenchServer(nginxIn: FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-bench-nginx-\(UUID().uuidString)"))
     : try BenchServer()
 try server.serve("small.json", Data(#"{"id":1,"name":"conveyor","ok":true,"tags":["a","b","c"]}"#.utf8), contentType: "application/json")
@@ -68,31 +70,45 @@ let curlClient = HTTPClient(baseURL: server.baseURL, configuration: configuratio
 typealias Fetch = @Sendable () async throws -> Void
 let clients: [(name: String, isConveyor: Bool, fetch: Fetch)] = [
     ("raw data(for:)", false, { _ = try await plainSession.data(for: request) }),
-    ("raw completion handler", false, {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            plainSession.dataTask(with: request) { _, _, error in
-                if let error { continuation.resume(throwing: error) } else { continuation.resume() }
-            }.resume()
+    (
+        "raw completion handler", false,
+        {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                plainSession.dataTask(with: request) { _, _, error in
+                    if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+                }.resume()
+            }
         }
-    }),
-    ("raw delegate session", false, {
-        _ = await withCheckedContinuation { (continuation: CheckedContinuation<Data, Never>) in
-            let task = delegateSession.dataTask(with: request)
-            delegateQueue.addOperation { rawDelegate.pending[task.taskIdentifier] = (Data(), continuation) }
-            delegateQueue.addBarrierBlock { task.resume() }
+    ),
+    (
+        "raw delegate session", false,
+        {
+            _ = await withCheckedContinuation { (continuation: CheckedContinuation<Data, Never>) in
+                let task = delegateSession.dataTask(with: request)
+                delegateQueue.addOperation { rawDelegate.pending[task.taskIdentifier] = (Data(), continuation) }
+                delegateQueue.addBarrierBlock { task.resume() }
+            }
         }
-    }),
-    ("Conveyor callback", true, {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            client.get("small.json", success: { _, _ in continuation.resume() }, failure: { _, error in continuation.resume(throwing: error) })
+    ),
+    (
+        "Conveyor callback", true,
+        {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                client.get(
+                    "small.json", success: { _, _ in continuation.resume() }, failure: { _, error in continuation.resume(throwing: error) })
+            }
         }
-    }),
+    ),
     ("Conveyor async", true, { _ = try await client.get("small.json") }),
-    ("Conveyor curl callback", true, {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            curlClient.get("small.json", success: { _, _ in continuation.resume() }, failure: { _, error in continuation.resume(throwing: error) })
+    (
+        "Conveyor curl callback", true,
+        {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                curlClient.get(
+                    "small.json", success: { _, _ in continuation.resume() }, failure: { _, error in continuation.resume(throwing: error) })
+            }
         }
-    }),
+    ),
     ("Conveyor curl async", true, { _ = try await curlClient.get("small.json") }),
 ]
 
@@ -123,8 +139,14 @@ nonisolated func measure(_ fetch: @escaping Fetch, requests requestCount: Int, i
     } else {
         try await withThrowingTaskGroup(of: Void.self) { group in
             var started = 0
-            while started < min(inFlight, requestCount) { group.addTask { try await fetch() }; started += 1 }
-            while try await group.next() != nil, started < requestCount { group.addTask { try await fetch() }; started += 1 }
+            while started < min(inFlight, requestCount) {
+                group.addTask { try await fetch() }
+                started += 1
+            }
+            while try await group.next() != nil, started < requestCount {
+                group.addTask { try await fetch() }
+                started += 1
+            }
             try await group.waitForAll()
         }
     }
@@ -133,8 +155,12 @@ nonisolated func measure(_ fetch: @escaping Fetch, requests requestCount: Int, i
 }
 
 struct Row: Codable {
-    let scenario: String; let client: String; let medianSeconds: Double; let microsecondsPerRequest: Double
-    let ratioToRawDelegate: Double?; let ratioToRawData: Double?
+    let scenario: String
+    let client: String
+    let medianSeconds: Double
+    let microsecondsPerRequest: Double
+    let ratioToRawDelegate: Double?
+    let ratioToRawData: Double?
     /// Throughput against the `curl` command line (its time / this time; above 1 is faster).
     let speedVersusCurlCLI: Double?
 }
@@ -146,31 +172,42 @@ for (scenario, inFlight) in [("\(requestCount) sequential small GETs", 1), ("\(r
     var samples = Array(repeating: [Double](), count: clients.count)
     var cliSamples: [Double] = []
     for _ in 0..<reps {
-        for (index, entry) in clients.enumerated() { samples[index].append(try await measure(entry.fetch, requests: requestCount, inFlight: inFlight)) }
+        for (index, entry) in clients.enumerated() {
+            samples[index].append(try await measure(entry.fetch, requests: requestCount, inFlight: inFlight))
+        }
         if let cli = commandLine?.seconds(inFlight: inFlight) { cliSamples.append(cli) }
     }
     let medians = samples.map { $0.sorted()[$0.count / 2] }
-    let rawData = medians[0], rawDelegateMedian = medians[2]
+    let rawData = medians[0]
+    let rawDelegateMedian = medians[2]
     let cliMedian = cliSamples.isEmpty ? nil : cliSamples.sorted()[cliSamples.count / 2]
     for (index, entry) in clients.enumerated() {
-        rows.append(Row(scenario: scenario, client: entry.name, medianSeconds: medians[index],
-                        microsecondsPerRequest: medians[index] / Double(requestCount) * 1e6,
-                        ratioToRawDelegate: entry.isConveyor ? medians[index] / rawDelegateMedian : nil,
-                        ratioToRawData: entry.isConveyor ? medians[index] / rawData : nil,
-                        speedVersusCurlCLI: entry.isConveyor ? cliMedian.map { $0 / medians[index] } : nil))
+        rows.append(
+            Row(
+                scenario: scenario, client: entry.name, medianSeconds: medians[index],
+                microsecondsPerRequest: medians[index] / Double(requestCount) * 1e6,
+                ratioToRawDelegate: entry.isConveyor ? medians[index] / rawDelegateMedian : nil,
+                ratioToRawData: entry.isConveyor ? medians[index] / rawData : nil,
+                speedVersusCurlCLI: entry.isConveyor ? cliMedian.map { $0 / medians[index] } : nil))
     }
     if let cliMedian {
-        rows.append(Row(scenario: scenario, client: "curl command line", medianSeconds: cliMedian,
-                        microsecondsPerRequest: cliMedian / Double(requestCount) * 1e6,
-                        ratioToRawDelegate: nil, ratioToRawData: nil, speedVersusCurlCLI: nil))
+        rows.append(
+            Row(
+                scenario: scenario, client: "curl command line", medianSeconds: cliMedian,
+                microsecondsPerRequest: cliMedian / Double(requestCount) * 1e6,
+                ratioToRawDelegate: nil, ratioToRawData: nil, speedVersusCurlCLI: nil))
     }
 }
 /// The request scenarios' table, as the plain-text report shows it.
 func printRows(_ rows: [Row]) {
     var scenario = ""
     for row in rows {
-        if row.scenario != scenario { scenario = row.scenario; print("\n\(scenario)") }
-        var ratios = row.ratioToRawDelegate.map { String(format: "  %.2fx raw delegate, %.2fx raw data(for:)", $0, row.ratioToRawData!) } ?? ""
+        if row.scenario != scenario {
+            scenario = row.scenario
+            print("\n\(scenario)")
+        }
+        var ratios =
+            row.ratioToRawDelegate.map { String(format: "  %.2fx raw delegate, %.2fx raw data(for:)", $0, row.ratioToRawData!) } ?? ""
         if let rawData = row.ratioToRawData { ratios += String(format: " (%.1fx its speed)", 1 / rawData) }
         if let cli = row.speedVersusCurlCLI { ratios += String(format: ", %.2fx curl CLI speed", cli) }
         let name = row.client.padding(toLength: 24, withPad: " ", startingAt: 0)
@@ -186,8 +223,9 @@ if arguments.contains("--requests-only") {
 // 12,000 items encode to about 1 MB of JSON.
 var comparisons: [Comparison] = []
 for (label, transferClient) in [("Conveyor", client), ("Conveyor curl", curlClient)] {
-    comparisons += try await Transfers.run(server: server, client: transferClient, label: label, megabytes: option("--download-mb") ?? (smoke ? 1 : 50),
-                                           jsonItems: smoke ? 50 : 12_000, reps: reps)
+    comparisons += try await Transfers.run(
+        server: server, client: transferClient, label: label, megabytes: option("--download-mb") ?? (smoke ? 1 : 50),
+        jsonItems: smoke ? 50 : 12_000, reps: reps)
 }
 server.stop()
 let requestMemory = try RequestMemory.measure(requests: option("--memory-requests") ?? (smoke ? 200 : 100_000))
@@ -207,19 +245,33 @@ if arguments.contains("--json") {
     let report = Report(rows: rows, transfers: comparisons, requestMemory: requestMemory, multipart: multipart)
     print(String(decoding: try encoder.encode(report), as: UTF8.self))
 } else {
-    print("conveyor-bench: \(requestCount) requests, median of \(reps) rep(s), scenarios 1-4 against \(serverKind == "nginx" ? "nginx" : "the in-process LocalHTTPServer")\(smoke ? " (smoke mode: numbers are meaningless)" : "")")
+    print(
+        "conveyor-bench: \(requestCount) requests, median of \(reps) rep(s), scenarios 1-4 against \(serverKind == "nginx" ? "nginx" : "the in-process LocalHTTPServer")\(smoke ? " (smoke mode: numbers are meaningless)" : "")"
+    )
     printRows(rows)
     for comparison in comparisons {
         print("\n\(comparison.scenario)")
-        print("  \(comparison.raw.padding(toLength: 32, withPad: " ", startingAt: 0))" + String(format: " %8.3f s", comparison.rawMedianSeconds))
-        print("  \(comparison.conveyor.padding(toLength: 32, withPad: " ", startingAt: 0))" + String(format: " %8.3f s  %.2fx raw", comparison.conveyorMedianSeconds, comparison.ratio))
+        print(
+            "  \(comparison.raw.padding(toLength: 32, withPad: " ", startingAt: 0))"
+                + String(format: " %8.3f s", comparison.rawMedianSeconds))
+        print(
+            "  \(comparison.conveyor.padding(toLength: 32, withPad: " ", startingAt: 0))"
+                + String(format: " %8.3f s  %.2fx raw", comparison.conveyorMedianSeconds, comparison.ratio))
     }
     print("\n\(requestMemory.requests) small GETs through one client/session, each in a child process: RSS growth per request")
-    print(String(format: "  raw URLSession %.3f kB, Conveyor on URLSession %.3f kB, Conveyor on curl %.3f kB",
-                 requestMemory.rawGrowthKilobytesPerRequest, requestMemory.conveyorGrowthKilobytesPerRequest, requestMemory.curlGrowthKilobytesPerRequest))
+    print(
+        String(
+            format: "  raw URLSession %.3f kB, Conveyor on URLSession %.3f kB, Conveyor on curl %.3f kB",
+            requestMemory.rawGrowthKilobytesPerRequest, requestMemory.conveyorGrowthKilobytesPerRequest,
+            requestMemory.curlGrowthKilobytesPerRequest))
     print("\n\(multipart.megabytes) MB multipart upload from a file, and download to a file, each in a child process")
-    print(String(format: "  upload:   peak RSS %.1f MB (a child that only starts a client: %.1f MB), %.2f s, server received %d bytes",
-                 multipart.peakRSSMegabytes, multipart.baselineRSSMegabytes, multipart.seconds, multipart.bytesReceived))
-    print(String(format: "  download: peak RSS %.1f MB, %.2f s (raw URLSession delegate writing a FileHandle: %.1f MB, %.2f s)",
-                 multipart.downloadPeakRSSMegabytes, multipart.downloadSeconds, multipart.rawDownloadPeakRSSMegabytes, multipart.rawDownloadSeconds))
+    print(
+        String(
+            format: "  upload:   peak RSS %.1f MB (a child that only starts a client: %.1f MB), %.2f s, server received %d bytes",
+            multipart.peakRSSMegabytes, multipart.baselineRSSMegabytes, multipart.seconds, multipart.bytesReceived))
+    print(
+        String(
+            format: "  download: peak RSS %.1f MB, %.2f s (raw URLSession delegate writing a FileHandle: %.1f MB, %.2f s)",
+            multipart.downloadPeakRSSMegabytes, multipart.downloadSeconds, multipart.rawDownloadPeakRSSMegabytes,
+            multipart.rawDownloadSeconds))
 }

@@ -43,15 +43,19 @@ enum DemoSteps {
     static let all: [DemoStep] = [
         DemoStep(name: "get", summary: "a JSON GET decoded into a Decodable model") { client in
             let echo = try await client.echo(["q": "conveyor", "lang": "swift"])
-            return "args \(echo.args.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")), User-Agent \(echo.headers["User-Agent"] ?? "?")"
+            return
+                "args \(echo.args.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")), User-Agent \(echo.headers["User-Agent"] ?? "?")"
         },
         DemoStep(name: "callback", summary: "the AFNetworking-style callback API, with the operation returned") { client in
             let status = try await withCheckedThrowingContinuation { continuation in
-                client.get("get", parameters: ["style": "callback"], success: { operation, _ in
-                    continuation.resume(returning: operation.response?.statusCode ?? 0)
-                }, failure: { _, error in
-                    continuation.resume(throwing: error)
-                })
+                client.get(
+                    "get", parameters: ["style": "callback"],
+                    success: { operation, _ in
+                        continuation.resume(returning: operation.response?.statusCode ?? 0)
+                    },
+                    failure: { _, error in
+                        continuation.resume(throwing: error)
+                    })
             }
             return "success block ran with status \(status)"
         },
@@ -61,7 +65,10 @@ enum DemoSteps {
             return "server decoded \(form.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
         },
         DemoStep(name: "json-post", summary: "an Encodable value sent as a JSON body and echoed back") { client in
-            struct Order: Codable, Sendable, Equatable { let item: String; let quantity: Int }
+            struct Order: Codable, Sendable, Equatable {
+                let item: String
+                let quantity: Int
+            }
             let sent = Order(item: "espresso", quantity: 2)
             let response = try await client.response(method: .post, path: "post", body: sent, requestSerializer: JSONRequestSerializer())
             struct Echo: Decodable { let json: Order }
@@ -122,9 +129,11 @@ enum DemoSteps {
             try Data((0..<1_000_000).map { UInt8(truncatingIfNeeded: $0) }).write(to: file)
             defer { try? FileManager.default.removeItem(at: file) }
             let bar = ProgressBar(label: "upload")
-            _ = try await client.post("post", parameters: ["album": "demo"], constructingBody: { form in
-                try form.append(fileURL: file, name: "file")
-            }, uploadProgress: { _, sent, total in bar.update(sent, total) })
+            _ = try await client.post(
+                "post", parameters: ["album": "demo"],
+                constructingBody: { form in
+                    try form.append(fileURL: file, name: "file")
+                }, uploadProgress: { _, sent, total in bar.update(sent, total) })
             bar.finish()
             return "sent \(ByteCountFormatter.string(fromByteCount: 1_000_000, countStyle: .decimal)) as multipart/form-data"
         },
@@ -145,7 +154,8 @@ enum DemoSteps {
             operation.setDownloadProgressBlock { _, total, expected in bar.update(total, expected) }
             operation.setShouldExecuteAsBackgroundTask()
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                operation.setCompletionBlock(success: { _, _ in continuation.resume() }, failure: { _, error in continuation.resume(throwing: error) })
+                operation.setCompletionBlock(
+                    success: { _, _ in continuation.resume() }, failure: { _, error in continuation.resume(throwing: error) })
                 client.enqueue(operation)  // runs with the client's settings, like an operation it built
             }
             bar.finish()
@@ -158,7 +168,8 @@ enum DemoSteps {
             let paused = ProgressLog()
             let bar = ProgressBar(label: "download")
             let request = try client.request(method: .get, path: "range/102400", parameters: ["duration": 2, "chunk_size": 4096])
-            let operation = FileDownloadOperation(request: request, destination: .directory(directory), options: [.createIntermediateDirectories])
+            let operation = FileDownloadOperation(
+                request: request, destination: .directory(directory), options: [.createIntermediateDirectories])
             let file: URL = try await withCheckedThrowingContinuation { continuation in
                 operation.setDownloadProgressBlock { _, received, expected in
                     bar.update(received, expected)
@@ -169,9 +180,10 @@ enum DemoSteps {
                         operation.resume()
                     }
                 }
-                operation.setCompletionBlock(success: { operation, _ in
-                    continuation.resume(returning: (operation as! FileDownloadOperation).destinationURL!)
-                }, failure: { _, error in continuation.resume(throwing: error) })
+                operation.setCompletionBlock(
+                    success: { operation, _ in
+                        continuation.resume(returning: (operation as! FileDownloadOperation).destinationURL!)
+                    }, failure: { _, error in continuation.resume(throwing: error) })
                 client.enqueue(operation)
             }
             bar.finish()
@@ -180,16 +192,18 @@ enum DemoSteps {
             guard data == expected else { throw DemoFailure("the resumed file differs (\(data.count) bytes)") }
             // Against the embedded server the demo can show what the resumed request asked for.
             let range = client.embeddedServer?.receivedRequests.last { $0.path == "/range/102400" }?.headers["Range"]
-            return "paused at \(paused.lines.first ?? "?") bytes, resumed\(range.map { " with Range: \($0)" } ?? ""); \(data.count) bytes, identical"
+            return
+                "paused at \(paused.lines.first ?? "?") bytes, resumed\(range.map { " with Range: \($0)" } ?? ""); \(data.count) bytes, identical"
         },
         DemoStep(name: "batch", summary: "a batch of 5 requests with per-operation progress") { client in
             let requests = try (1...5).map { try client.request(method: .get, path: "get", parameters: ["n": $0]) }
             let lines = await withCheckedContinuation { continuation in
                 let progress = ProgressLog()
-                client.enqueueBatch(requests: requests, progress: { done, total in progress.add("\(done)/\(total)") },
-                                    completion: { operations in
-                                        continuation.resume(returning: progress.lines + ["\(operations.filter { $0.error == nil }.count) succeeded"])
-                                    })
+                client.enqueueBatch(
+                    requests: requests, progress: { done, total in progress.add("\(done)/\(total)") },
+                    completion: { operations in
+                        continuation.resume(returning: progress.lines + ["\(operations.filter { $0.error == nil }.count) succeeded"])
+                    })
             }
             return lines.joined(separator: " ")
         },
@@ -238,10 +252,11 @@ enum DemoSteps {
         },
         DemoStep(name: "logging", summary: "the debug logger, with the Authorization header redacted") { client in
             let logged = ProgressLog()
-            let logger = NetworkLogger(sink: ClosureLogSink { entry, _ in
-                logged.add(entry)
-                print(entry.split(separator: "\n").filter { !$0.contains("body:") }.map { "    \($0)" }.joined(separator: "\n"))
-            })
+            let logger = NetworkLogger(
+                sink: ClosureLogSink { entry, _ in
+                    logged.add(entry)
+                    print(entry.split(separator: "\n").filter { !$0.contains("body:") }.map { "    \($0)" }.joined(separator: "\n"))
+                })
             logger.level = .debug
             logger.shouldLog = { $0.request.url?.path == "/headers" }
             logger.startLogging()

@@ -13,14 +13,21 @@ final class ProgressBar: Sendable {
 
     func update(_ done: Int64, _ total: Int64) {
         let fraction = total > 0 ? min(1, Double(done) / Double(total)) : 0
-        let line = "  \(label) [\(String(repeating: "#", count: Int(fraction * 20)))\(String(repeating: ".", count: 20 - Int(fraction * 20)))] "
-            + String(format: "%3d%%  %.1f/%.1f MB  %.1f MB/s", Int(fraction * 100), Double(done) / 1e6, Double(max(total, done)) / 1e6,
-                     Double(done) / 1e6 / max(0.001, (ContinuousClock.now - start) / .seconds(1)))
+        let line =
+            "  \(label) [\(String(repeating: "#", count: Int(fraction * 20)))\(String(repeating: ".", count: 20 - Int(fraction * 20)))] "
+            + String(
+                format: "%3d%%  %.1f/%.1f MB  %.1f MB/s", Int(fraction * 100), Double(done) / 1e6, Double(max(total, done)) / 1e6,
+                Double(done) / 1e6 / max(0.001, (ContinuousClock.now - start) / .seconds(1)))
         if interactive {
             FileHandle.standardOutput.write(Data(("\r" + line).utf8))
         } else {
             let quarter = Int(fraction * 4)
-            if lastQuarter.withLock({ last in defer { last = max(last, quarter) }; return quarter > last }) { print(line) }
+            if lastQuarter.withLock({ last in
+                defer { last = max(last, quarter) }
+                return quarter > last
+            }) {
+                print(line)
+            }
         }
     }
 

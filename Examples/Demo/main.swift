@@ -11,14 +11,15 @@ func value(after flag: String) -> String? {
 }
 
 if arguments.contains("--help") || arguments.contains("-h") {
-    print("""
-    USAGE: conveyor-demo [--base-url URL] [--step NAME]
+    print(
+        """
+        USAGE: conveyor-demo [--base-url URL] [--step NAME]
 
-    Runs each step against an embedded local server (or the httpbin-compatible server at URL).
+        Runs each step against an embedded local server (or the httpbin-compatible server at URL).
 
-    STEPS:
-    \(DemoSteps.all.map { "  \($0.name.padding(toLength: 12, withPad: " ", startingAt: 0)) \($0.summary)" }.joined(separator: "\n"))
-    """)
+        STEPS:
+        \(DemoSteps.all.map { "  \($0.name.padding(toLength: 12, withPad: " ", startingAt: 0)) \($0.summary)" }.joined(separator: "\n"))
+        """)
     exit(0)
 }
 

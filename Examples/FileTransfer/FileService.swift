@@ -36,11 +36,12 @@ enum FileService {
             let first = interrupted.paths.withLock { $0.insert(path).inserted }
             guard first, request.headers["Range"] == nil else { return .ranged(data, etag: etag, for: request) }
             struct Dropped: Error {}
-            return .init(headers: ["ETag": etag, "Content-Length": String(data.count), "Accept-Ranges": "bytes"],
-                         body: .stream(chunked: false) { writer in
-                             try writer.write(data.prefix(data.count / 2))
-                             throw Dropped()  // the connection closes mid-body
-                         })
+            return .init(
+                headers: ["ETag": etag, "Content-Length": String(data.count), "Accept-Ranges": "bytes"],
+                body: .stream(chunked: false) { writer in
+                    try writer.write(data.prefix(data.count / 2))
+                    throw Dropped()  // the connection closes mid-body
+                })
         }
     }
 }

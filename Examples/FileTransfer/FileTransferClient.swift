@@ -28,9 +28,11 @@ final class FileTransferClient: HTTPClient, @unchecked Sendable {
         let files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: [.isRegularFileKey])
             .filter { (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
-        let data = try await post("upload", constructingBody: { form in
-            for file in files { try form.append(fileURL: file, name: "files") }
-        }, uploadProgress: { _, sent, total in progress(sent, total) })
+        let data = try await post(
+            "upload",
+            constructingBody: { form in
+                for file in files { try form.append(fileURL: file, name: "files") }
+            }, uploadProgress: { _, sent, total in progress(sent, total) })
         return try JSONDecoder().decode([Stored].self, from: data)
     }
 
@@ -38,16 +40,19 @@ final class FileTransferClient: HTTPClient, @unchecked Sendable {
     func download(_ name: String, into directory: URL) async throws -> (file: URL, attempts: Int) {
         let request = try request(method: .get, path: "files/\(name)")
         return try await withCheckedThrowingContinuation { continuation in
-            let operation = FileDownloadOperation(request: request, destination: .directory(directory),
-                                                  options: [.createIntermediateDirectories, .removePreviousFile])
+            let operation = FileDownloadOperation(
+                request: request, destination: .directory(directory),
+                options: [.createIntermediateDirectories, .removePreviousFile])
             operation.retryPolicy = configuration.retryPolicy
             operation.cache = nil  // large files: nothing to gain from the HTTP cache
-            operation.setCompletionBlock(success: { operation, _ in
-                let download = operation as! FileDownloadOperation
-                continuation.resume(returning: (download.destinationURL!, download.metrics?.attemptCount ?? 1))
-            }, failure: { _, error in
-                continuation.resume(throwing: error)
-            })
+            operation.setCompletionBlock(
+                success: { operation, _ in
+                    let download = operation as! FileDownloadOperation
+                    continuation.resume(returning: (download.destinationURL!, download.metrics?.attemptCount ?? 1))
+                },
+                failure: { _, error in
+                    continuation.resume(throwing: error)
+                })
             enqueue(operation)
         }
     }

@@ -23,7 +23,7 @@ if let directory = value(after: "--directory") {
     try FileManager.default.createDirectory(at: sourceDirectory, withIntermediateDirectories: true)
     for (name, size) in [("notes.txt", 20_000), ("photo.raw", 300_000), ("archive.bin", 1_500_000)] {
         var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<size).map { _ in UInt8.random(in: 0 ... 255, using: &generator) }
+        let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
         try Data(bytes).write(to: sourceDirectory.appendingPathComponent(name))
     }
 }

@@ -22,9 +22,9 @@ final class HTTPBinAPI: HTTPClient, @unchecked Sendable {
         setDefaultHeader("Accept", value: "application/json")
         register(JSONRequestOperation.self)
         #if DEBUG
-        // Request/response logging in debug builds only (to stderr; secrets redacted).
-        NetworkLogger.shared.level = .info
-        NetworkLogger.shared.startLogging()
+            // Request/response logging in debug builds only (to stderr; secrets redacted).
+            NetworkLogger.shared.level = .info
+            NetworkLogger.shared.startLogging()
         #endif
     }
 
@@ -97,14 +97,19 @@ final class HTTPBinAPI: HTTPClient, @unchecked Sendable {
     /// `GET /get` with `query`; `completion` runs on the client's callback queue.
     @discardableResult
     func echo(_ query: [String: String], completion: @escaping @Sendable (Result<Echo, ConveyorError>) -> Void) -> HTTPRequestOperation {
-        get("get", parameters: query, success: { operation, _ in
-            do {
-                completion(.success(try JSONDecoder().decode(Echo.self, from: operation.responseData ?? Data())))
-            } catch {
-                completion(.failure(.responseSerializationFailed(underlying: error, response: operation.response, data: operation.responseData)))
-            }
-        }, failure: { _, error in
-            completion(.failure(error))
-        })
+        get(
+            "get", parameters: query,
+            success: { operation, _ in
+                do {
+                    completion(.success(try JSONDecoder().decode(Echo.self, from: operation.responseData ?? Data())))
+                } catch {
+                    completion(
+                        .failure(
+                            .responseSerializationFailed(underlying: error, response: operation.response, data: operation.responseData)))
+                }
+            },
+            failure: { _, error in
+                completion(.failure(error))
+            })
     }
 }

@@ -21,7 +21,8 @@ enum FuzzTargets {
         let decoded = LocalHTTPServer.Request.decodeForm(encoded)
         let expected = parameters.sorted { $0.key < $1.key }
         guard decoded.count == expected.count,
-              zip(decoded, expected).allSatisfy({ $0.name == $1.key && $0.value == $1.value }) else {
+            zip(decoded, expected).allSatisfy({ $0.name == $1.key && $0.value == $1.value })
+        else {
             fatalError("round trip lost data: \(expected) → \(encoded) → \(decoded)")
         }
     }
@@ -33,7 +34,8 @@ enum FuzzTargets {
         var expected: [(name: String, body: Data)] = []
         var index = 0
         while index + 1 < parts.count {
-            let name = parts[index], body = Data(parts[index + 1].utf8)
+            let name = parts[index]
+            let body = Data(parts[index + 1].utf8)
             if index % 4 == 0 {
                 form.append(data: body, name: name, fileName: name + ".bin", mimeType: "application/octet-stream")
             } else {
@@ -59,8 +61,10 @@ enum FuzzTargets {
 
     /// Any bytes with any charset name decode or throw; never crash.
     static func charsetDecoding(_ data: Data) {
-        let charsets = ["utf-8", "iso-8859-1", "windows-1252", "utf-16", "utf-16le", "utf-16be", "shift_jis", "euc-jp",
-                        "gb2312", "koi8-r", "us-ascii", "x-unknown", ""]
+        let charsets = [
+            "utf-8", "iso-8859-1", "windows-1252", "utf-16", "utf-16le", "utf-16be", "shift_jis", "euc-jp",
+            "gb2312", "koi8-r", "us-ascii", "x-unknown", "",
+        ]
         let charset = data.first.map { charsets[Int($0) % charsets.count] }
         _ = try? CharsetDecoder.decode(data.dropFirst(), charset: charset)
     }

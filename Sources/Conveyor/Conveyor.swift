@@ -1,9 +1,10 @@
+@_exported import Foundation
+
 // Re-export the networking half of Foundation where it lives in its own module (Linux), so a
 // user's `import Conveyor` is enough to name URLRequest, HTTPURLResponse and URLSession.
 #if canImport(FoundationNetworking)
-@_exported import FoundationNetworking
+    @_exported import FoundationNetworking
 #endif
-@_exported import Foundation
 
 /// Facts about the Conveyor library itself.
 ///

@@ -12,7 +12,7 @@ import Synchronization
 public struct Lock<Value: ~Copyable>: ~Copyable {
     @usableFromInline let mutex: Mutex<Value>
     #if CONVEYOR_TSAN
-    @usableFromInline let identity = LockIdentity()
+        @usableFromInline let identity = LockIdentity()
     #endif
 
     /// Creates a lock around `initialValue`.
@@ -31,14 +31,14 @@ public struct Lock<Value: ~Copyable>: ~Copyable {
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         #if CONVEYOR_TSAN
-        let address = identity.address
-        return try mutex.withLock { (value: inout sending Value) throws(E) -> sending Result in
-            tsanAcquire(address)
-            defer { tsanRelease(address) }
-            return try body(&value)
-        }
+            let address = identity.address
+            return try mutex.withLock { (value: inout sending Value) throws(E) -> sending Result in
+                tsanAcquire(address)
+                defer { tsanRelease(address) }
+                return try body(&value)
+            }
         #else
-        return try mutex.withLock(body)
+            return try mutex.withLock(body)
         #endif
     }
 }
@@ -47,14 +47,14 @@ extension Lock: @unchecked Sendable where Value: ~Copyable {}
 // @unchecked Sendable: as `Mutex` itself — the value is only reached through `withLock`.
 
 #if CONVEYOR_TSAN
-/// A unique address per lock, for the sanitizer's happens-before bookkeeping.
-@usableFromInline
-final class LockIdentity: Sendable {
-    @usableFromInline init() {}
-    @usableFromInline var address: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
-}
+    /// A unique address per lock, for the sanitizer's happens-before bookkeeping.
+    @usableFromInline
+    final class LockIdentity: Sendable {
+        @usableFromInline init() {}
+        @usableFromInline var address: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+    }
 
-/// ThreadSanitizer's annotation entry points (present in sanitized builds only).
-@usableFromInline @_silgen_name("__tsan_acquire") func tsanAcquire(_ address: UnsafeMutableRawPointer)
-@usableFromInline @_silgen_name("__tsan_release") func tsanRelease(_ address: UnsafeMutableRawPointer)
+    /// ThreadSanitizer's annotation entry points (present in sanitized builds only).
+    @usableFromInline @_silgen_name("__tsan_acquire") func tsanAcquire(_ address: UnsafeMutableRawPointer)
+    @usableFromInline @_silgen_name("__tsan_release") func tsanRelease(_ address: UnsafeMutableRawPointer)
 #endif

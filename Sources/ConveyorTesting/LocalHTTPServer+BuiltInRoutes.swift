@@ -59,7 +59,9 @@ extension LocalHTTPServer {
                 while offset < count {
                     var word = generator.next()
                     let take = min(8, count - offset)
-                    withUnsafeBytes(of: &word) { buffer.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: take) }
+                    withUnsafeBytes(of: &word) {
+                        buffer.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: take)
+                    }
                     offset += take
                 }
             }
@@ -107,7 +109,9 @@ extension LocalHTTPServer {
             response.headers["ETag"] = quoted
             return response
         case "image":
-            guard let sample = argument.flatMap(SampleImages.named) else { return .text("formats: png jpeg gif webp webp-lossy bmp tiff ico\n", status: 404) }
+            guard let sample = argument.flatMap(SampleImages.named) else {
+                return .text("formats: png jpeg gif webp webp-lossy bmp tiff ico\n", status: 404)
+            }
             return Response(headers: ["Content-Type": sample.mimeType], body: .data(sample.data))
         case "encoding":
             return .text("UTF-8 encoded sample: ∮ E⋅da = Q, 日本語, Ελληνικά, русский, 🎉\n", contentType: "text/html; charset=utf-8")
@@ -116,18 +120,21 @@ extension LocalHTTPServer {
         case "html":
             return .text("<!DOCTYPE html>\n<html><body><h1>Conveyor</h1></body></html>\n", contentType: "text/html; charset=utf-8")
         case "xml":
-            return .text("<?xml version=\"1.0\"?>\n<slideshow title=\"Sample\"><slide>One</slide></slideshow>\n", contentType: "application/xml")
+            return .text(
+                "<?xml version=\"1.0\"?>\n<slideshow title=\"Sample\"><slide>One</slide></slideshow>\n", contentType: "application/xml")
         case "text":
             return .text("Hello from LocalHTTPServer\n")
         case "drip":
             let count = request.queryValue("numbytes").flatMap(Int.init) ?? 10
             let duration = request.queryValue("duration").flatMap(Double.init) ?? 1
-            return Response(headers: ["Content-Type": "application/octet-stream", "Content-Length": String(count)], body: .stream(chunked: false) { writer in
-                for _ in 0..<count {
-                    guard writer.pause(duration / Double(max(count, 1))) else { return }
-                    try writer.write(Data("*".utf8))
-                }
-            })
+            return Response(
+                headers: ["Content-Type": "application/octet-stream", "Content-Length": String(count)],
+                body: .stream(chunked: false) { writer in
+                    for _ in 0..<count {
+                        guard writer.pause(duration / Double(max(count, 1))) else { return }
+                        try writer.write(Data("*".utf8))
+                    }
+                })
         case "range":
             guard let count = argument.flatMap(Int.init), (1...102_400).contains(count) else {
                 return .text("number of bytes must be in the range (0, 102400]\n", status: 404)
@@ -135,7 +142,7 @@ extension LocalHTTPServer {
             let data = Data((0..<count).map { UInt8(ascii: "a") + UInt8($0 % 26) })
             var response = Response.ranged(data, etag: "\"range\(count)\"", for: request)
             let duration = request.queryValue("duration").flatMap(Double.init) ?? 0
-            guard duration > 0, case let .data(body) = response.body, !body.isEmpty else { return response }
+            guard duration > 0, case .data(let body) = response.body, !body.isEmpty else { return response }
             let chunkSize = max(1, request.queryValue("chunk_size").flatMap(Int.init) ?? 10 * 1024)
             let chunks = (body.count + chunkSize - 1) / chunkSize
             response.headers["Content-Length"] = String(body.count)
@@ -177,7 +184,8 @@ extension LocalHTTPServer {
                 }
             }
         }
-        let json = contentType.contains("json") ? (try? JSONSerialization.jsonObject(with: request.body, options: [.fragmentsAllowed])) : nil
+        let json =
+            contentType.contains("json") ? (try? JSONSerialization.jsonObject(with: request.body, options: [.fragmentsAllowed])) : nil
         return [
             "method": request.method,
             "args": args,
@@ -211,9 +219,13 @@ extension LocalHTTPServer {
 
     private static func headerObject(_ headers: HTTPHeaders) -> [String: String] {
         // Title-case names, as httpbin shows them.
-        Dictionary(headers.map { field in
-            (field.name.split(separator: "-").map { $0.prefix(1).uppercased() + $0.dropFirst().lowercased() }.joined(separator: "-"), field.value)
-        }, uniquingKeysWith: { first, second in "\(first), \(second)" })
+        Dictionary(
+            headers.map { field in
+                (
+                    field.name.split(separator: "-").map { $0.prefix(1).uppercased() + $0.dropFirst().lowercased() }.joined(separator: "-"),
+                    field.value
+                )
+            }, uniquingKeysWith: { first, second in "\(first), \(second)" })
     }
 }
 

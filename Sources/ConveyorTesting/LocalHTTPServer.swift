@@ -1,10 +1,11 @@
 import Conveyor
-import Foundation
 import ConveyorLocking
+import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An in-process HTTP/1.1 server on a random loopback port, for tests and the demo.
@@ -72,16 +73,16 @@ public final class LocalHTTPServer: @unchecked Sendable {
     public func start() throws {
         signal(SIGPIPE, SIG_IGN)
         #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
+            let fd = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard fd >= 0 else { throw ServerError(description: "socket: \(String(cString: strerror(errno)))") }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         #if canImport(Darwin)
-        address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
+            address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
         #endif
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
@@ -241,7 +242,9 @@ public final class LocalHTTPServer: @unchecked Sendable {
     }
 
     private func respond(to request: Request) -> Response {
-        let handler = state.withLock { $0.routes[Self.routeKey(request.method, request.path)] ?? $0.routes[Self.routeKey(nil, request.path)] }
+        let handler = state.withLock {
+            $0.routes[Self.routeKey(request.method, request.path)] ?? $0.routes[Self.routeKey(nil, request.path)]
+        }
         return handler?(request) ?? builtInResponse(to: request)
     }
 
@@ -257,14 +260,14 @@ public final class LocalHTTPServer: @unchecked Sendable {
             return Data((text + "\r\n").utf8)
         }
         switch response.body {
-        case let .data(body):
+        case .data(let body):
             let sendsBody = request.method != "HEAD" && response.status != 204 && response.status != 304
             if headers["Content-Length"] == nil, response.status != 204, response.status != 304 {
                 headers["Content-Length"] = String(body.count)
             }
             try connection.send(head() + (sendsBody ? body : Data()))
             return true
-        case let .stream(chunked, produce):
+        case .stream(let chunked, let produce):
             if chunked { headers["Transfer-Encoding"] = "chunked" }
             let delimited = chunked || headers["Content-Length"] != nil
             if !delimited { headers["Connection"] = "close" }
@@ -272,10 +275,10 @@ public final class LocalHTTPServer: @unchecked Sendable {
             try produce(ResponseWriter(connection: connection, chunked: chunked, server: self))
             if chunked { try connection.send(Data("0\r\n\r\n".utf8)) }
             return delimited
-        case let .fault(fault):
+        case .fault(let fault):
             try inject(fault, headers: headers, on: connection)
             return false
-        case let .raw(bytes):
+        case .raw(let bytes):
             try connection.send(bytes)
             connection.shutdownBoth()
             return false
@@ -331,8 +334,10 @@ public final class LocalHTTPServer: @unchecked Sendable {
             if cache.second == second { return cache.text }
             let text = date.formatted(
                 Date.VerbatimFormatStyle(
-                    format: "\(weekday: .abbreviated), \(day: .twoDigits) \(month: .abbreviated) \(year: .padded(4)) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits) GMT",
-                    locale: Locale(identifier: "en_US_POSIX"), timeZone: TimeZone(identifier: "GMT")!, calendar: Calendar(identifier: .gregorian)
+                    format:
+                        "\(weekday: .abbreviated), \(day: .twoDigits) \(month: .abbreviated) \(year: .padded(4)) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits) GMT",
+                    locale: Locale(identifier: "en_US_POSIX"), timeZone: TimeZone(identifier: "GMT")!,
+                    calendar: Calendar(identifier: .gregorian)
                 )
             )
             cache = (second, text)

@@ -1,7 +1,8 @@
-import Foundation
 import ConveyorLocking
+import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Canned responses for the cases a socket cannot show (a DNS failure, "not connected to
@@ -84,7 +85,7 @@ open class StubURLProtocol: URLProtocol {
         Self.served.withLock { $0.append(request) }
         guard let client, let url = request.url else { return }
         switch Self.stub(for: request) {
-        case let .response(status, headers, body)?:
+        case .response(let status, let headers, let body)?:
             guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers) else {
                 client.urlProtocol(self, didFailWithError: URLError(.badServerResponse))
                 return
@@ -92,7 +93,7 @@ open class StubURLProtocol: URLProtocol {
             client.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
             if !body.isEmpty { client.urlProtocol(self, didLoad: body) }
             client.urlProtocolDidFinishLoading(self)
-        case let .failure(error)?:
+        case .failure(let error)?:
             client.urlProtocol(self, didFailWithError: error)
         case nil:
             client.urlProtocol(self, didFailWithError: URLError(.unsupportedURL))

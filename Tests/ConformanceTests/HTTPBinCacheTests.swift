@@ -40,11 +40,13 @@ struct HTTPBinCacheTests {
         #expect(sources == [.network, .revalidatedCache] && same)
     }
 
-    @Test("/response-headers: no-store is never stored, max-age is, no-cache revalidates", arguments: [
-        ("no-store", HTTPCache.ResponseSource.network),
-        ("max-age=60", .cache),
-        ("public, max-age=60", .cache),
-    ])
+    @Test(
+        "/response-headers: no-store is never stored, max-age is, no-cache revalidates",
+        arguments: [
+            ("no-store", HTTPCache.ResponseSource.network),
+            ("max-age=60", .cache),
+            ("public, max-age=60", .cache),
+        ])
     func responseHeaders(cacheControl: String, expected: HTTPCache.ResponseSource) async throws {
         let (sources, _) = try await twice("response-headers", parameters: ["Cache-Control": cacheControl])
         #expect(sources == [.network, expected])

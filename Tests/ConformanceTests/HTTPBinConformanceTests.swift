@@ -28,13 +28,16 @@ struct HTTPBinConformanceTests {
         let finished = FinishTime()
         let completions = Completions()
         let start = ContinuousClock.now
-        client.get(path, success: { _, _ in
-            finished.mark()
-            completions.add(nil)
-        }, failure: { _, error in
-            finished.mark()
-            completions.add(error)
-        })
+        client.get(
+            path,
+            success: { _, _ in
+                finished.mark()
+                completions.add(nil)
+            },
+            failure: { _, error in
+                finished.mark()
+                completions.add(error)
+            })
         await completions.first()
         return (completions.all.first ?? nil, (finished.instant ?? .now) - start)
     }
@@ -77,8 +80,9 @@ struct HTTPBinConformanceTests {
         #expect(body["user"]?.string == "user")
     }
 
-    @Test("Basic auth with wrong or missing credentials fails with the 401 in under 5 s",
-          arguments: ["header", "credential", "missing"])
+    @Test(
+        "Basic auth with wrong or missing credentials fails with the 401 in under 5 s",
+        arguments: ["header", "credential", "missing"])
     func basicAuthFails(mode: String) async throws {
         switch mode {
         case "header": client.setAuthorizationHeader(username: "user", password: "wrong")
@@ -90,8 +94,9 @@ struct HTTPBinConformanceTests {
         #expect(duration < .seconds(5))
     }
 
-    @Test("/hidden-basic-auth: right credentials succeed, wrong or missing ones get its 404, all in under 5 s",
-          arguments: ["right", "wrong", "missing"])
+    @Test(
+        "/hidden-basic-auth: right credentials succeed, wrong or missing ones get its 404, all in under 5 s",
+        arguments: ["right", "wrong", "missing"])
     func hiddenBasicAuth(mode: String) async throws {
         if mode != "missing" { client.setAuthorizationHeader(username: "user", password: mode == "right" ? "passwd" : "nope") }
         let (error, duration) = await timedGet("hidden-basic-auth/user/passwd")
@@ -104,7 +109,7 @@ struct HTTPBinConformanceTests {
         await #expect {
             try await client.get("status/\(code)")
         } throws: { error in
-            guard case let .unacceptableStatusCode(status, response, _) = error as? ConveyorError else { return false }
+            guard case .unacceptableStatusCode(let status, let response, _) = error as? ConveyorError else { return false }
             return status == code && response.url?.path == "/status/\(code)"
         }
     }
@@ -132,11 +137,12 @@ struct HTTPBinConformanceTests {
         let completions = Completions()
         let started = AsyncStream.makeStream(of: Void.self)
         let finishedAt = FinishTime()
-        let operation = client.operation(with: try client.request(method: .get, path: "delay/5"), success: { _, _ in completions.add(nil) },
-                                         failure: { _, error in
-                                             finishedAt.mark()
-                                             completions.add(error)
-                                         })
+        let operation = client.operation(
+            with: try client.request(method: .get, path: "delay/5"), success: { _, _ in completions.add(nil) },
+            failure: { _, error in
+                finishedAt.mark()
+                completions.add(error)
+            })
         let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationDidStart, object: operation, queue: nil) { _ in
             started.continuation.yield()
         }

@@ -13,8 +13,9 @@ struct HTTPBinResponseTests {
 
     func run(_ operation: HTTPRequestOperation) async -> ConveyorError? {
         await withCheckedContinuation { continuation in
-            operation.setCompletionBlock(success: { _, _ in continuation.resume(returning: nil) },
-                                         failure: { _, error in continuation.resume(returning: error) })
+            operation.setCompletionBlock(
+                success: { _, _ in continuation.resume(returning: nil) },
+                failure: { _, error in continuation.resume(returning: error) })
             client.enqueue(operation)
         }
     }
@@ -48,19 +49,22 @@ struct HTTPBinResponseTests {
 
     @Test("/encoding/utf8 decodes as UTF-8 text")
     func utf8() async throws {
-        let text = try await client.response(for: try client.request(method: .get, path: "encoding/utf8"), responseSerializer: .string).value
+        let text = try await client.response(for: try client.request(method: .get, path: "encoding/utf8"), responseSerializer: .string)
+            .value
         #expect(text.contains("∮ E⋅da = Q"))
     }
 
-    @Test("/response-headers sets the Content-Type a JSON operation accepts or refuses",
-          arguments: [("application/json", true), ("application/problem+json", true), ("text/plain", false)])
+    @Test(
+        "/response-headers sets the Content-Type a JSON operation accepts or refuses",
+        arguments: [("application/json", true), ("application/problem+json", true), ("text/plain", false)])
     func contentTypes(type: String, accepted: Bool) async throws {
-        let operation = JSONRequestOperation(request: try client.request(method: .get, path: "response-headers", parameters: ["Content-Type": type]))
+        let operation = JSONRequestOperation(
+            request: try client.request(method: .get, path: "response-headers", parameters: ["Content-Type": type]))
         let error = await run(operation)
         if accepted {
             #expect(error?.description == nil)
         } else {
-            guard case let .unacceptableContentType(received, _, _, _) = error else {
+            guard case .unacceptableContentType(let received, _, _, _) = error else {
                 Issue.record("expected a content-type failure, got \(String(describing: error))")
                 return
             }

@@ -36,7 +36,8 @@ struct HTTPBinSerializationTests {
 
     @Test("A JSON body is parsed by httpbin into the same object")
     func jsonBody() async throws {
-        let echo = try object(try await client.post("post", parameters: ["a": [1, 2], "b": ["c": "d"], "n": NSNull()], requestSerializer: .json))
+        let echo = try object(
+            try await client.post("post", parameters: ["a": [1, 2], "b": ["c": "d"], "n": NSNull()], requestSerializer: .json))
         let json = try #require(echo["json"] as? [String: Any])
         #expect(json["a"] as? [Int] == [1, 2])
         #expect((json["b"] as? [String: Any])?["c"] as? String == "d")
@@ -52,11 +53,14 @@ struct HTTPBinSerializationTests {
         let fileURL = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-conformance-\(UUID().uuidString).txt")
         try Data(text.utf8).write(to: fileURL)
         defer { try? FileManager.default.removeItem(at: fileURL) }
-        let echo = try object(try await client.post("post", parameters: ["title": "Zoë's upload"], constructingBody: { form in
-            try form.append(fileURL: fileURL, name: "document")
-            form.append(data: Data("{\"k\":1}".utf8), name: "meta", fileName: "meta.json", mimeType: "application/json")
-            form.append("plain field", name: "note")
-        }))
+        let echo = try object(
+            try await client.post(
+                "post", parameters: ["title": "Zoë's upload"],
+                constructingBody: { form in
+                    try form.append(fileURL: fileURL, name: "document")
+                    form.append(data: Data("{\"k\":1}".utf8), name: "meta", fileName: "meta.json", mimeType: "application/json")
+                    form.append("plain field", name: "note")
+                }))
         #expect(echo["form"] as? [String: String] == ["title": "Zoë's upload", "note": "plain field"])
         #expect(echo["files"] as? [String: String] == ["document": text, "meta": "{\"k\":1}"])
         let headers = echo["headers"] as? [String: String]

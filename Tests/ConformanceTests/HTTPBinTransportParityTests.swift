@@ -1,8 +1,9 @@
 import Conveyor
 import Foundation
 import Testing
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// What both transports must do the same, checked against httpbin in one run: cookies,
@@ -11,9 +12,9 @@ import FoundationNetworking
 struct HTTPBinTransportParityTests {
     static var kinds: [HTTPClient.TransportKind] {
         #if os(Linux)
-        [.curl, .urlSession]
+            [.curl, .urlSession]
         #else
-        [.urlSession]
+            [.urlSession]
         #endif
     }
 
@@ -52,7 +53,11 @@ struct HTTPBinTransportParityTests {
         #expect(abs(expiry.timeIntervalSinceNow - 3600) < 60)
     }
 
-    struct Decoded: Decodable, Sendable { let gzipped: Bool?; let deflated: Bool?; let brotli: Bool? }
+    struct Decoded: Decodable, Sendable {
+        let gzipped: Bool?
+        let deflated: Bool?
+        let brotli: Bool?
+    }
 
     @Test("gzip, deflate and brotli bodies arrive decoded", arguments: kinds)
     func contentDecoding(transport: HTTPClient.TransportKind) async throws {
@@ -71,7 +76,7 @@ struct HTTPBinTransportParityTests {
         await #expect {
             try await client.get("basic-auth/ada/lovelace")
         } throws: { error in
-            guard case let .authenticationFailed(response, _) = error as? ConveyorError else { return false }
+            guard case .authenticationFailed(let response, _) = error as? ConveyorError else { return false }
             return response?.statusCode == 401
         }
     }
@@ -79,9 +84,9 @@ struct HTTPBinTransportParityTests {
     @Test("A Digest challenge is answered with the credential (curl transport)")
     func digestChallenge() async throws {
         #if os(Linux)
-        let (client, _) = try await client(.curl)
-        client.defaultCredential = URLCredential(user: "ada", password: "lovelace", persistence: .none)
-        #expect(try await client.response(method: .get, path: "digest-auth/auth/ada/lovelace").statusCode == 200)
+            let (client, _) = try await client(.curl)
+            client.defaultCredential = URLCredential(user: "ada", password: "lovelace", persistence: .none)
+            #expect(try await client.response(method: .get, path: "digest-auth/auth/ada/lovelace").statusCode == 200)
         #endif
     }
 

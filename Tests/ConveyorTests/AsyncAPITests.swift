@@ -27,7 +27,7 @@ struct AsyncAPITests {
             await #expect {
                 try await client.get("json", as: Echo.self)
             } throws: { error in
-                guard case let .responseSerializationFailed(underlying, _, data) = error as? ConveyorError else { return false }
+                guard case .responseSerializationFailed(let underlying, _, let data) = error as? ConveyorError else { return false }
                 return underlying is DecodingError && data.map { String(decoding: $0, as: UTF8.self) }?.contains("slideshow") == true
             }
             await #expect {

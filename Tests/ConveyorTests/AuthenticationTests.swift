@@ -14,15 +14,16 @@ struct AuthenticationTests {
         }
     }
 
-    @Test("A 401 challenge with no, or wrong, credentials fails with authenticationFailed in under 5 s",
-          arguments: [nil, "wrong"] as [String?])
+    @Test(
+        "A 401 challenge with no, or wrong, credentials fails with authenticationFailed in under 5 s",
+        arguments: [nil, "wrong"] as [String?])
     func challengeFails(password: String?) async throws {
         try await withServer { _, client in
             if let password { client.defaultCredential = URLCredential(user: "user", password: password, persistence: .none) }
             let probe = CompletionProbe()
             let start = ContinuousClock.now
             client.get("basic-auth/user/passwd", success: probe.success, failure: probe.failure)
-            guard case let .authenticationFailed(response, _) = await probe.outcome().error else {
+            guard case .authenticationFailed(let response, _) = await probe.outcome().error else {
                 Issue.record("expected authenticationFailed")
                 return
             }
@@ -54,7 +55,8 @@ struct AuthenticationTests {
             #expect(server.requestCount(path: "/basic-auth/user/passwd") == 2)
 
             let probe = CompletionProbe()
-            let operation = client.operation(with: try client.request(method: .get, path: "basic-auth/other/secret"), success: nil, failure: nil)
+            let operation = client.operation(
+                with: try client.request(method: .get, path: "basic-auth/other/secret"), success: nil, failure: nil)
             operation.credential = URLCredential(user: "other", password: "secret", persistence: .none)
             probe.attach(to: operation)
             client.enqueue(operation)

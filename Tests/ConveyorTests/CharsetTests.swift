@@ -35,7 +35,8 @@ struct CharsetTests {
                 }
             }
             for (index, vector) in Self.vectors.enumerated() {
-                let response = try await client.response(for: try client.request(method: .get, path: "text/\(index)"), responseSerializer: .string)
+                let response = try await client.response(
+                    for: try client.request(method: .get, path: "text/\(index)"), responseSerializer: .string)
                 #expect(response.value == vector.text, "\(vector.charset)")
             }
         }
@@ -44,7 +45,9 @@ struct CharsetTests {
     @Test("operation.responseString uses the charset too")
     func responseString() async throws {
         try await withServer { server, client in
-            server.route("/euc") { _ in .init(headers: ["Content-Type": "text/plain; charset=\"EUC-JP\""], body: .data(Self.bytes("c6fccbdcb8ec"))) }
+            server.route("/euc") { _ in
+                .init(headers: ["Content-Type": "text/plain; charset=\"EUC-JP\""], body: .data(Self.bytes("c6fccbdcb8ec")))
+            }
             let probe = CompletionProbe()
             let operation = client.get("euc", success: probe.success, failure: probe.failure)
             _ = await probe.outcome()
@@ -78,11 +81,13 @@ struct CharsetTests {
             if case .invalidText = error as? ResponseSerializationError { true } else { false }
         }
         try await withServer { server, client in
-            server.route("/lying") { _ in .init(headers: ["Content-Type": "text/plain; charset=utf-8"], body: .data(Data([0xFF, 0xFE, 0xFD]))) }
+            server.route("/lying") { _ in
+                .init(headers: ["Content-Type": "text/plain; charset=utf-8"], body: .data(Data([0xFF, 0xFE, 0xFD])))
+            }
             await #expect {
                 try await client.response(for: try client.request(method: .get, path: "lying"), responseSerializer: .string)
             } throws: { error in
-                guard case let .responseSerializationFailed(underlying, _, data) = error as? ConveyorError else { return false }
+                guard case .responseSerializationFailed(let underlying, _, let data) = error as? ConveyorError else { return false }
                 return underlying is ResponseSerializationError && data == Data([0xFF, 0xFE, 0xFD])
             }
         }

@@ -8,7 +8,8 @@ import Testing
 @Suite("Client settings reach every operation enqueued on the client")
 struct ClientSettingsTests {
     private func configuration(_ transport: HTTPClient.TransportKind, _ change: (inout HTTPClient.Configuration) -> Void = { _ in })
-        -> HTTPClient.Configuration {
+        -> HTTPClient.Configuration
+    {
         var configuration = HTTPClient.Configuration.default
         configuration.transport = transport
         configuration.cache = nil
@@ -17,18 +18,21 @@ struct ClientSettingsTests {
         return configuration
     }
 
-    @Test("A pinned client refuses a directly built operation to a server with another key", arguments: HTTPClient.TransportKind.testedKinds)
+    @Test(
+        "A pinned client refuses a directly built operation to a server with another key", arguments: HTTPClient.TransportKind.testedKinds)
     func pinsApplyToDirectOperations(transport: HTTPClient.TransportKind) async throws {
         let server = try await TLSTestServer.shared()
-        let client = HTTPClient(baseURL: server.baseURL, configuration: configuration(transport) {
-            $0.tls.certificateAuthorities = [.pemFile(server.certificateAuthority)]
-            $0.tls.pinnedPublicKeyHashes = [Data(repeating: 3, count: 32).base64EncodedString()]
-        })
+        let client = HTTPClient(
+            baseURL: server.baseURL,
+            configuration: configuration(transport) {
+                $0.tls.certificateAuthorities = [.pemFile(server.certificateAuthority)]
+                $0.tls.pinnedPublicKeyHashes = [Data(repeating: 3, count: 32).base64EncodedString()]
+            })
         let probe = CompletionProbe()
         let operation = HTTPRequestOperation(request: URLRequest(url: server.baseURL.appendingPathComponent("anything")))
         probe.attach(to: operation)
         client.enqueue(operation)
-        guard case let .serverTrustFailed(host, reason)? = await probe.outcome().error else {
+        guard case .serverTrustFailed(let host, let reason)? = await probe.outcome().error else {
             Issue.record("a directly built operation was not refused by the client's pins")
             return
         }
@@ -41,9 +45,11 @@ struct ClientSettingsTests {
     @Test("A client's custom CA lets a directly built JSON operation through (curl: the transport that takes CAs on Linux)")
     func customAuthorityAppliesToDirectOperations() async throws {
         let server = try await TLSTestServer.shared()
-        let client = HTTPClient(baseURL: server.baseURL, configuration: configuration(.curl) {
-            $0.tls.certificateAuthorities = [.pemFile(server.certificateAuthority)]
-        })
+        let client = HTTPClient(
+            baseURL: server.baseURL,
+            configuration: configuration(.curl) {
+                $0.tls.certificateAuthorities = [.pemFile(server.certificateAuthority)]
+            })
         let probe = CompletionProbe()
         let operation = JSONRequestOperation(request: URLRequest(url: server.baseURL.appendingPathComponent("anything")))
         operation.acceptableContentTypes = ["*/*"]
@@ -53,7 +59,9 @@ struct ClientSettingsTests {
         #expect(await probe.outcome().data.map { String(decoding: $0, as: UTF8.self) } == "secure")
     }
 
-    @Test("Retry policy, cache and callback queue of the client apply to a directly built operation", arguments: HTTPClient.TransportKind.testedKinds)
+    @Test(
+        "Retry policy, cache and callback queue of the client apply to a directly built operation",
+        arguments: HTTPClient.TransportKind.testedKinds)
     func policiesApply(transport: HTTPClient.TransportKind) async throws {
         let queue = DispatchQueue(label: "test.client-callbacks")
         let key = DispatchSpecificKey<Bool>()
@@ -68,9 +76,10 @@ struct ClientSettingsTests {
             RetryTests.sequence(server, path: "/flaky", statuses: [503])
             let onClientQueue = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, any Error>) in
                 let operation = HTTPRequestOperation(request: URLRequest(url: server.baseURL.appendingPathComponent("flaky")))
-                operation.setCompletionBlock(success: { _, _ in
-                    continuation.resume(returning: DispatchQueue.getSpecific(key: key) == true)
-                }, failure: { _, error in continuation.resume(throwing: error) })
+                operation.setCompletionBlock(
+                    success: { _, _ in
+                        continuation.resume(returning: DispatchQueue.getSpecific(key: key) == true)
+                    }, failure: { _, error in continuation.resume(throwing: error) })
                 client.enqueue(operation)
             }
             #expect(onClientQueue)
@@ -103,7 +112,9 @@ struct ClientSettingsTests {
         }
     }
 
-    @Test("maximumConnectionsPerHost = 1: four concurrent requests share one connection, one at a time", arguments: HTTPClient.TransportKind.testedKinds)
+    @Test(
+        "maximumConnectionsPerHost = 1: four concurrent requests share one connection, one at a time",
+        arguments: HTTPClient.TransportKind.testedKinds)
     func connectionsPerHost(transport: HTTPClient.TransportKind) async throws {
         let settings = configuration(transport) { $0.maximumConnectionsPerHost = 1 }
         try await withServer(configuration: settings) { server, client in

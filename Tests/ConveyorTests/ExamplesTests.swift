@@ -10,8 +10,10 @@ struct ExamplesTests {
     func httpBinAPI() async throws {
         let result = try await ExampleProcess.run("HTTPBinAPIExample", arguments: [])
         #expect(result.status == 0, "\(result.output)\(result.errors)")
-        for line in ["echo: q=conveyor", "callback echo: style=callback", "created pet: Zoë, 3",
-                     "login: authenticated=true as ada", "wrong password: HTTP 401", "all calls succeeded"] {
+        for line in [
+            "echo: q=conveyor", "callback echo: style=callback", "created pet: Zoë, 3",
+            "login: authenticated=true as ada", "wrong password: HTTP 401", "all calls succeeded",
+        ] {
             #expect(result.output.contains(line), "missing \"\(line)\" in:\n\(result.output)")
         }
     }

@@ -5,8 +5,9 @@ import Testing
 
 @Suite("Network failures and timeouts become typed errors, once")
 struct FailureTests {
-    @Test("Server faults fail with a network error and run the completion once",
-          arguments: [LocalHTTPServer.Fault.reset, .closeMidBody, .malformedStatusLine, .lyingContentLength, .closeBeforeHeaders])
+    @Test(
+        "Server faults fail with a network error and run the completion once",
+        arguments: [LocalHTTPServer.Fault.reset, .closeMidBody, .malformedStatusLine, .lyingContentLength, .closeBeforeHeaders])
     func faults(fault: LocalHTTPServer.Fault) async throws {
         try await withServer { _, client in
             let probe = CompletionProbe()
@@ -29,7 +30,7 @@ struct FailureTests {
         await #expect {
             try await client.get("get")
         } throws: { error in
-            guard case let .network(urlError) = error as? ConveyorError else { return false }
+            guard case .network(let urlError) = error as? ConveyorError else { return false }
             return urlError.code == .cannotConnectToHost
         }
     }
@@ -41,10 +42,11 @@ struct FailureTests {
             // how soon a busy test run gets around to resuming this test.
             let start = ContinuousClock.now
             let (error, elapsed) = await withCheckedContinuation { continuation in
-                client.get("fault/stall-after-headers", success: { _, _ in continuation.resume(returning: (nil, ContinuousClock.now - start)) },
-                           failure: { _, error in continuation.resume(returning: (error, ContinuousClock.now - start)) })
+                client.get(
+                    "fault/stall-after-headers", success: { _, _ in continuation.resume(returning: (nil, ContinuousClock.now - start)) },
+                    failure: { _, error in continuation.resume(returning: (error, ContinuousClock.now - start)) })
             }
-            guard case let .timedOut(kind, after) = error else {
+            guard case .timedOut(let kind, let after) = error else {
                 Issue.record("expected a timeout, got \(String(describing: error))")
                 return
             }

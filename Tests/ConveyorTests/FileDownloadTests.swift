@@ -36,7 +36,8 @@ struct FileDownloadTests {
         try await withServer { server, client in
             server.route("/big.bin") { _ in .init(headers: ["Content-Type": "application/octet-stream"], body: .data(body)) }
             let last = LastValue()
-            let file = try await client.download("big.bin", to: .directory(scratch.url), progress: { _, total, expected in last.set(total, expected) })
+            let file = try await client.download(
+                "big.bin", to: .directory(scratch.url), progress: { _, total, expected in last.set(total, expected) })
             #expect(file == scratch.url.appendingPathComponent("big.bin"))
             #expect(try Data(contentsOf: file) == body)
             #expect(last.value == (Int64(body.count), Int64(body.count)))
@@ -58,7 +59,9 @@ struct FileDownloadTests {
                 server.route("/d\(index)") { _ in .init(headers: ["Content-Disposition": disposition], body: .data(Data("x".utf8))) }
                 let file = try await client.download("d\(index)", to: .directory(scratch.url))
                 #expect(file.lastPathComponent == expected)
-                #expect(file.deletingLastPathComponent().path(percentEncoded: false).trimmingSuffix("/") == scratch.url.path(percentEncoded: false).trimmingSuffix("/"))
+                #expect(
+                    file.deletingLastPathComponent().path(percentEncoded: false).trimmingSuffix("/")
+                        == scratch.url.path(percentEncoded: false).trimmingSuffix("/"))
             }
         }
     }
@@ -78,9 +81,11 @@ struct FileDownloadTests {
             }
             _ = try await client.download("bytes/200", to: .file(target), options: [.removePreviousFile])
             #expect(try Data(contentsOf: target).count == 200)
-            let custom = try await client.download("bytes/10", to: .custom { response, name in
-                scratch.url.appendingPathComponent("\(response.statusCode)-\(name)")
-            })
+            let custom = try await client.download(
+                "bytes/10",
+                to: .custom { response, name in
+                    scratch.url.appendingPathComponent("\(response.statusCode)-\(name)")
+                })
             #expect(custom.lastPathComponent == "200-10")
         }
     }
@@ -111,7 +116,9 @@ struct FileDownloadTests {
         }
     }
 
-    @Test("removePreviousFile replaces a regular file but never a directory or a symbolic link", arguments: HTTPClient.TransportKind.testedKinds)
+    @Test(
+        "removePreviousFile replaces a regular file but never a directory or a symbolic link",
+        arguments: HTTPClient.TransportKind.testedKinds)
     func neverReplacesDirectoriesOrLinks(transport: HTTPClient.TransportKind) async throws {
         let scratch = try Scratch()
         var configuration = HTTPClient.Configuration.default
@@ -123,7 +130,7 @@ struct FileDownloadTests {
                 try await client.download("bytes/64", to: .directory(scratch.url), options: [.removePreviousFile])
             } throws: { error in
                 // corelibs adds a trailing "/" to a URL naming an existing directory: compare paths.
-                if case let .downloadFailed(.destinationExists(url)) = error as? ConveyorError {
+                if case .downloadFailed(.destinationExists(let url)) = error as? ConveyorError {
                     url.path.trimmingSuffix("/") == directory.path
                 } else {
                     false
@@ -166,7 +173,7 @@ struct FileDownloadTests {
             await #expect {
                 try await client.download("bytes/100", to: .directory(disk.url))
             } throws: { error in
-                guard case let .downloadFailed(.cannotCreateFile(url, _)) = error as? ConveyorError else { return false }
+                guard case .downloadFailed(.cannotCreateFile(let url, _)) = error as? ConveyorError else { return false }
                 return url.path.hasPrefix(disk.url.path) && (error as? ConveyorError)?.description.contains(disk.url.path) == true
             }
         }
@@ -179,7 +186,7 @@ struct FileDownloadTests {
             await #expect {
                 try await client.download("bytes/2000000", to: .directory(disk.url))
             } throws: { error in
-                guard case let .downloadFailed(.writeFailed(url, _)) = error as? ConveyorError else { return false }
+                guard case .downloadFailed(.writeFailed(let url, _)) = error as? ConveyorError else { return false }
                 return url.path.hasPrefix(disk.url.path)
             }
             let left = try FileManager.default.contentsOfDirectory(atPath: disk.url.path)
@@ -193,14 +200,17 @@ struct FileDownloadTests {
         try await withServer { server, client in
             let started = AsyncStream.makeStream(of: Void.self)
             server.route("/slow") { _ in
-                .init(headers: ["Content-Length": "1000000"], body: .stream(chunked: false) { writer in
-                    try writer.write(Data(count: 1000))
-                    started.continuation.yield()
-                    writer.pause(10)
-                })
+                .init(
+                    headers: ["Content-Length": "1000000"],
+                    body: .stream(chunked: false) { writer in
+                        try writer.write(Data(count: 1000))
+                        started.continuation.yield()
+                        writer.pause(10)
+                    })
             }
             let probe = CompletionProbe()
-            let operation = client.download("slow", to: .directory(scratch.url), progress: nil, success: probe.success, failure: probe.failure)
+            let operation = client.download(
+                "slow", to: .directory(scratch.url), progress: nil, success: probe.success, failure: probe.failure)
             for await _ in started.stream { break }
             operation.cancel()
             #expect(await probe.outcome().error?.isCancelled == true)

@@ -16,13 +16,15 @@ struct HTTPClientRequestTests {
         #expect(HTTPClient(baseURL: URL(string: "http://example.com")!).baseURL.absoluteString == "http://example.com")
     }
 
-    @Test("An unresolvable path is a ConveyorError.invalidURL, not a crash", arguments: ["mailto:someone@example.com", "http://", "file:///etc/passwd"])
+    @Test(
+        "An unresolvable path is a ConveyorError.invalidURL, not a crash",
+        arguments: ["mailto:someone@example.com", "http://", "file:///etc/passwd"])
     func invalidPath(path: String) {
         let client = HTTPClient(baseURL: URL(string: "http://example.com/")!)
         #expect {
             try client.request(method: .get, path: path)
         } throws: { error in
-            guard case let .invalidURL(badPath, _) = error as? ConveyorError else { return false }
+            guard case .invalidURL(let badPath, _) = error as? ConveyorError else { return false }
             return badPath == path
         }
     }

@@ -1,17 +1,19 @@
 import Conveyor
+import ConveyorLocking
 import ConveyorTesting
 import Foundation
-import ConveyorLocking
 import Testing
 
 @Suite("Cancellation, batches, timeouts, redirect and challenge handlers")
 struct LifecycleTests {
-    @Test("Cancel before start, during headers, mid-body and after finish: the completion runs once",
-          arguments: ["before", "headers", "body", "after"])
+    @Test(
+        "Cancel before start, during headers, mid-body and after finish: the completion runs once",
+        arguments: ["before", "headers", "body", "after"])
     func cancelMatrix(moment: String) async throws {
         try await withServer { server, client in
             let probe = CompletionProbe()
-            let path = ["before": "get", "headers": "fault/stall-after-headers", "body": "drip?numbytes=50&duration=30", "after": "get"][moment]!
+            let path = ["before": "get", "headers": "fault/stall-after-headers", "body": "drip?numbytes=50&duration=30", "after": "get"][
+                moment]!
             let operation = client.operation(with: try client.request(method: .get, path: path), success: nil, failure: nil)
             probe.attach(to: operation)
             let arrived = AsyncStream.makeStream(of: Void.self)
@@ -44,18 +46,22 @@ struct LifecycleTests {
         try await withServer { _, client in
             let events = Lock<[String]>([])
             let operations = (0..<10).map { index in
-                client.operation(with: try! client.request(method: .get, path: index == 3 || index == 7 ? "status/500" : "get"),
-                                 success: { _, _ in events.withLock { $0.append("done \(index)") } },
-                                 failure: { _, _ in events.withLock { $0.append("done \(index)") } })
+                client.operation(
+                    with: try! client.request(method: .get, path: index == 3 || index == 7 ? "status/500" : "get"),
+                    success: { _, _ in events.withLock { $0.append("done \(index)") } },
+                    failure: { _, _ in events.withLock { $0.append("done \(index)") } })
             }
             let overall = await withCheckedContinuation { (continuation: CheckedContinuation<Progress, Never>) in
                 let box = Lock<Progress?>(nil)
-                let progress = client.enqueueBatch(operations, progress: { finished, total in
-                    events.withLock { $0.append("progress \(finished)/\(total)") }
-                }, completion: { all in
-                    events.withLock { $0.append("completion \(all.count)") }
-                    continuation.resume(returning: box.withLock { $0 }!)
-                })
+                let progress = client.enqueueBatch(
+                    operations,
+                    progress: { finished, total in
+                        events.withLock { $0.append("progress \(finished)/\(total)") }
+                    },
+                    completion: { all in
+                        events.withLock { $0.append("completion \(all.count)") }
+                        continuation.resume(returning: box.withLock { $0 }!)
+                    })
                 box.withLock { $0 = progress }
             }
             let log = events.withLock { $0 }
@@ -83,7 +89,7 @@ struct LifecycleTests {
             let results = await client.batch(requests)
             #expect(results.count == 3)
             #expect((try? results[0].get().data.jsonObject["args"] as? [String: String])?["i"] == "0")
-            if case let .failure(error) = results[1] { #expect(error.statusCode == 404) } else { Issue.record("expected a 404") }
+            if case .failure(let error) = results[1] { #expect(error.statusCode == 404) } else { Issue.record("expected a 404") }
             #expect((try? results[2].get().data.jsonObject["args"] as? [String: String])?["i"] == "2")
         }
     }
@@ -95,11 +101,12 @@ struct LifecycleTests {
         try await withServer(configuration: configuration) { _, client in
             let start = ContinuousClock.now
             let (error, elapsed) = await withCheckedContinuation { continuation in
-                client.get("drip", parameters: ["numbytes": 10, "duration": 2.0],
-                           success: { _, _ in continuation.resume(returning: (nil, ContinuousClock.now - start)) },
-                           failure: { _, error in continuation.resume(returning: (error, ContinuousClock.now - start)) })
+                client.get(
+                    "drip", parameters: ["numbytes": 10, "duration": 2.0],
+                    success: { _, _ in continuation.resume(returning: (nil, ContinuousClock.now - start)) },
+                    failure: { _, error in continuation.resume(returning: (error, ContinuousClock.now - start)) })
             }
-            guard case let .timedOut(kind, after) = error else {
+            guard case .timedOut(let kind, let after) = error else {
                 Issue.record("expected a timeout, got \(String(describing: error))")
                 return
             }
@@ -131,7 +138,8 @@ struct LifecycleTests {
     func challengeHandler() async throws {
         try await withServer { _, client in
             let operation = client.operation(with: try client.request(method: .get, path: "basic-auth/u/p"), success: nil, failure: nil)
-            operation.authenticationChallengeHandler = { _ in (.useCredential, URLCredential(user: "u", password: "p", persistence: .none)) }
+            operation.authenticationChallengeHandler = { _ in (.useCredential, URLCredential(user: "u", password: "p", persistence: .none))
+            }
             let probe = CompletionProbe()
             probe.attach(to: operation)
             client.enqueue(operation)
@@ -170,7 +178,8 @@ struct LifecycleTests {
         let gzip = Process()
         gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
         gzip.arguments = ["-c"]
-        let input = Pipe(), output = Pipe()
+        let input = Pipe()
+        let output = Pipe()
         gzip.standardInput = input
         gzip.standardOutput = output
         try gzip.run()
@@ -180,7 +189,9 @@ struct LifecycleTests {
         gzip.waitUntilExit()
         #expect(compressed.count < text.count / 10)
         try await withServer { server, client in
-            server.route("/zipped") { _ in .init(headers: ["Content-Encoding": "gzip", "Content-Type": "text/plain"], body: .data(compressed)) }
+            server.route("/zipped") { _ in
+                .init(headers: ["Content-Encoding": "gzip", "Content-Type": "text/plain"], body: .data(compressed))
+            }
             let operation = client.operation(with: try client.request(method: .get, path: "zipped"), success: nil, failure: nil)
             let last = LastValue()
             operation.setDownloadProgressBlock { _, total, expected in last.set(total, expected) }

@@ -25,9 +25,11 @@ struct LocalHTTPServerTests {
     func chunkedResponse() async throws {
         try await withServer { server, client in
             server.route("/stream") { _ in
-                .init(headers: ["Content-Type": "text/plain"], body: .stream(chunked: true) { writer in
-                    for index in 0..<10 { try writer.write(Data("line \(index)\n".utf8)) }
-                })
+                .init(
+                    headers: ["Content-Type": "text/plain"],
+                    body: .stream(chunked: true) { writer in
+                        for index in 0..<10 { try writer.write(Data("line \(index)\n".utf8)) }
+                    })
             }
             let text = String(decoding: try await client.get("stream"), as: UTF8.self)
             #expect(text.split(separator: "\n").count == 10)

@@ -1,7 +1,7 @@
 import Conveyor
+import ConveyorLocking
 import ConveyorTesting
 import Foundation
-import ConveyorLocking
 import Testing
 
 @Suite("Multipart bodies, in memory and streamed from disk")
@@ -48,11 +48,13 @@ struct MultipartTests {
         let scratch = try Scratch()
         try await withServer(configuration: configuration(threshold: threshold, scratch: scratch)) { server, client in
             let (fileURL, fileData) = try scratch.file("photo.png", bytes: 3000)
-            _ = try await client.post("post", parameters: ["album": "2026", "tags": ["a", "b"]], constructingBody: { form in
-                try form.append(fileURL: fileURL, name: "photo")
-                form.append("A caption ✓", name: "caption")
-                form.append(data: Data([0, 1, 2]), name: "raw", fileName: "raw.bin", mimeType: "application/octet-stream")
-            })
+            _ = try await client.post(
+                "post", parameters: ["album": "2026", "tags": ["a", "b"]],
+                constructingBody: { form in
+                    try form.append(fileURL: fileURL, name: "photo")
+                    form.append("A caption ✓", name: "caption")
+                    form.append(data: Data([0, 1, 2]), name: "raw", fileName: "raw.bin", mimeType: "application/octet-stream")
+                })
             let received = try #require(server.receivedRequests.last)
             #expect(received.headers["Content-Length"] == String(received.body.count))
             #expect(!received.wasChunked)
@@ -85,12 +87,15 @@ struct MultipartTests {
             let (fileURL, fileData) = try scratch.file("big.bin", bytes: 50_000_000)
             let progress = Counter()
             let lastTotal = LastValue()
-            _ = try await client.post("post", constructingBody: { form in
-                try form.append(fileURL: fileURL, name: "file")
-            }, uploadProgress: { _, total, expected in
-                progress.increment()
-                lastTotal.set(total, expected)
-            })
+            _ = try await client.post(
+                "post",
+                constructingBody: { form in
+                    try form.append(fileURL: fileURL, name: "file")
+                },
+                uploadProgress: { _, total, expected in
+                    progress.increment()
+                    lastTotal.set(total, expected)
+                })
             let received = try #require(server.receivedRequests.last)
             #expect(Int(received.headers["Content-Length"] ?? "") == received.bodyLength)
             let parts = try received.multipartParts()
@@ -110,8 +115,9 @@ struct MultipartTests {
             let path = outcome == "failure" ? "status/500" : "post"
             // Suspended so the body file can be seen before the operation runs and ends.
             client.operationQueue.isSuspended = true
-            let operation = client.post(path, constructingBody: { try $0.append(fileURL: fileURL, name: "f") },
-                                        success: probe.success, failure: probe.failure)
+            let operation = client.post(
+                path, constructingBody: { try $0.append(fileURL: fileURL, name: "f") },
+                success: probe.success, failure: probe.failure)
             #expect(scratch.leftoverBodies.count == 1)
             if outcome == "cancel" { operation.cancel() }
             client.operationQueue.isSuspended = false
@@ -127,7 +133,7 @@ struct MultipartTests {
         try await withServer { server, client in
             let missing = scratch.url.appendingPathComponent("missing.txt")
             let cases: [(URL, (ConveyorError.MultipartEncodingFailureReason) -> Bool)] = [
-                (missing, { if case let .fileNotFound(url) = $0 { url == missing } else { false } }),
+                (missing, { if case .fileNotFound(let url) = $0 { url == missing } else { false } }),
                 (scratch.url, { if case .fileIsDirectory = $0 { true } else { false } }),
                 (URL(string: "http://example.com/file.txt")!, { if case .notAFileURL = $0 { true } else { false } }),
             ]
@@ -135,7 +141,7 @@ struct MultipartTests {
                 await #expect {
                     try await client.post("post", constructingBody: { try $0.append(fileURL: url, name: "f") })
                 } throws: { error in
-                    guard case let .multipartEncodingFailed(reason) = error as? ConveyorError else { return false }
+                    guard case .multipartEncodingFailed(let reason) = error as? ConveyorError else { return false }
                     return matches(reason) && (error as? ConveyorError)?.description.contains(url.lastPathComponent) == true
                 }
             }
@@ -171,11 +177,16 @@ struct MultipartTests {
             let (fileURL, fileData) = try scratch.file("t.bin", bytes: 64 * 1024)
             let start = ContinuousClock.now
             let elapsed = await withCheckedContinuation { continuation in
-                client.post("post", constructingBody: { form in
-                    try form.append(fileURL: fileURL, name: "t")
-                    form.throttleBandwidth(packetSize: 16 * 1024, delay: 0.1)
-                }, success: { _, _ in continuation.resume(returning: ContinuousClock.now - start) },
-                   failure: { _, error in Issue.record("\(error)"); continuation.resume(returning: .zero) })
+                client.post(
+                    "post",
+                    constructingBody: { form in
+                        try form.append(fileURL: fileURL, name: "t")
+                        form.throttleBandwidth(packetSize: 16 * 1024, delay: 0.1)
+                    }, success: { _, _ in continuation.resume(returning: ContinuousClock.now - start) },
+                    failure: { _, error in
+                        Issue.record("\(error)")
+                        continuation.resume(returning: .zero)
+                    })
             }
             // 64 kB plus headers in 16 kB packets: at least 4 delays of 0.1 s.
             #expect(elapsed >= .milliseconds(400))
@@ -189,8 +200,9 @@ struct MultipartTests {
         try await withServer { _, client in
             let probe = CompletionProbe()
             let last = LastValue()
-            let operation = client.operation(with: try client.request(method: .post, path: "post", parameters: ["big": String(repeating: "x", count: 200_000)]),
-                                             success: nil, failure: nil)
+            let operation = client.operation(
+                with: try client.request(method: .post, path: "post", parameters: ["big": String(repeating: "x", count: 200_000)]),
+                success: nil, failure: nil)
             probe.attach(to: operation)
             operation.setUploadProgressBlock { _, total, expected in last.set(total, expected) }
             client.enqueue(operation)

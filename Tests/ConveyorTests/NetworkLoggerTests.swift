@@ -1,7 +1,7 @@
 import Conveyor
+import ConveyorLocking
 import ConveyorTesting
 import Foundation
-import ConveyorLocking
 import Testing
 
 @Suite("NetworkLogger")
@@ -31,7 +31,9 @@ struct NetworkLoggerTests {
         }
     }
 
-    func run(_ client: HTTPClient, _ path: String, configure: (HTTPRequestOperation) -> Void = { _ in }) async throws -> HTTPRequestOperation {
+    func run(_ client: HTTPClient, _ path: String, configure: (HTTPRequestOperation) -> Void = { _ in }) async throws
+        -> HTTPRequestOperation
+    {
         let operation = client.operation(with: try client.request(method: .get, path: path), success: nil, failure: nil)
         configure(operation)
         let probe = CompletionProbe()
@@ -56,15 +58,16 @@ struct NetworkLoggerTests {
             probe.attach(to: cancelled)
             client.enqueue(cancelled)
             _ = await probe.outcome()
-            #expect(capture.lines == [
-                "→ GET \(base)/small",
-                "← 200 GET \(base)/small [0.000 s, 1.2 kB]",
-                "→ GET \(base)/status/404",
-                "← 404 GET \(base)/status/404 [0.000 s, 0 B] Request failed: unacceptable status code 404 (Not Found) from \(base)/status/404.",
-                "→ GET \(base)/fault/stall-after-headers",
-                "← 200 GET \(base)/fault/stall-after-headers [0.000 s, 0 B] The request timed out: no data arrived for 0.2 s.",
-                "← ERR GET \(base)/get [0.000 s] The operation was cancelled (cancelled by the caller).",
-            ])
+            #expect(
+                capture.lines == [
+                    "→ GET \(base)/small",
+                    "← 200 GET \(base)/small [0.000 s, 1.2 kB]",
+                    "→ GET \(base)/status/404",
+                    "← 404 GET \(base)/status/404 [0.000 s, 0 B] Request failed: unacceptable status code 404 (Not Found) from \(base)/status/404.",
+                    "→ GET \(base)/fault/stall-after-headers",
+                    "← 200 GET \(base)/fault/stall-after-headers [0.000 s, 0 B] The request timed out: no data arrived for 0.2 s.",
+                    "← ERR GET \(base)/get [0.000 s] The operation was cancelled (cancelled by the caller).",
+                ])
         }
     }
 
@@ -78,12 +81,16 @@ struct NetworkLoggerTests {
             _ = try await client.get("flaky")
             let base = "http://127.0.0.1:\(server.port)"
             #expect(capture.lines.count == 3)
-            #expect(capture.lines[1].hasPrefix("↻ 503 GET \(base)/flaky [attempt 1, 0.000 s] retrying: Request failed: unacceptable status code 503"))
+            #expect(
+                capture.lines[1].hasPrefix(
+                    "↻ 503 GET \(base)/flaky [attempt 1, 0.000 s] retrying: Request failed: unacceptable status code 503"))
             #expect(capture.lines[2].hasPrefix("← 200 GET \(base)/flaky [0.000 s, ") && capture.lines[2].hasSuffix(", 2 attempts]"))
         }
     }
 
-    @Test("warn logs every failed operation (status, timeout, content type, transport); error only network failures", arguments: HTTPClient.TransportKind.testedKinds)
+    @Test(
+        "warn logs every failed operation (status, timeout, content type, transport); error only network failures",
+        arguments: HTTPClient.TransportKind.testedKinds)
     func quieterLevels(transport: HTTPClient.TransportKind) async throws {
         var configuration = HTTPClient.Configuration.idleTimeout(0.2)
         configuration.transport = transport
@@ -103,8 +110,9 @@ struct NetworkLoggerTests {
             _ = await probe.outcome()
             warn.logger.flush()
             #expect(warn.lines.count == 4, "\(warn.lines)")
-            #expect(warn.lines.count == 4 && warn.lines[0].contains("unacceptable status code 500") && warn.lines[1].contains("timed out")
-                && warn.lines[2].contains("unacceptable content type") && warn.lines[3].contains("/fault/reset"))
+            #expect(
+                warn.lines.count == 4 && warn.lines[0].contains("unacceptable status code 500") && warn.lines[1].contains("timed out")
+                    && warn.lines[2].contains("unacceptable content type") && warn.lines[3].contains("/fault/reset"))
             #expect(error.lines.count == 1 && error.lines[0].contains("/fault/reset"))
             // A failure the app expects is demoted to info.
             warn.logger.expectedFailures = NetworkLogger.statusCodes([404])
@@ -198,8 +206,10 @@ struct NetworkLoggerTests {
     func curlReproduces() async throws {
         try await withServer { server, client in
             client.setDefaultHeader("X-Trace", value: "it's \"quoted\"")
-            let operation = client.operation(with: try client.request(method: .put, path: "put?x=1", parameters: ["name": "Zoë & co"],
-                                                                     requestSerializer: .json), success: nil, failure: nil)
+            let operation = client.operation(
+                with: try client.request(
+                    method: .put, path: "put?x=1", parameters: ["name": "Zoë & co"],
+                    requestSerializer: .json), success: nil, failure: nil)
             let command = operation.cURLDescription
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/sh")

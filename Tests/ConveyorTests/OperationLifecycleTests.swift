@@ -1,7 +1,7 @@
 import Conveyor
+import ConveyorLocking
 import ConveyorTesting
 import Foundation
-import ConveyorLocking
 import Testing
 
 @Suite("HTTPRequestOperation lifecycle")
@@ -10,7 +10,8 @@ struct OperationLifecycleTests {
     func success() async throws {
         try await withServer { server, client in
             let probe = CompletionProbe()
-            let operation = client.operation(with: try client.request(method: .get, path: "get", parameters: ["q": "swift"]), success: nil, failure: nil)
+            let operation = client.operation(
+                with: try client.request(method: .get, path: "get", parameters: ["q": "swift"]), success: nil, failure: nil)
             probe.attach(to: operation)
             client.enqueue(operation)
             let outcome = await probe.outcome()
@@ -47,10 +48,12 @@ struct OperationLifecycleTests {
             defer { held.release() }
             let probe = CompletionProbe()
             let finishedAt = Lock<ContinuousClock.Instant?>(nil)
-            let operation = client.get("hold", success: probe.success, failure: { operation, error in
-                finishedAt.withLock { $0 = .now }
-                probe.failure(operation, error)
-            })
+            let operation = client.get(
+                "hold", success: probe.success,
+                failure: { operation, error in
+                    finishedAt.withLock { $0 = .now }
+                    probe.failure(operation, error)
+                })
             await held.arrived()
             let cancelledAt = ContinuousClock.now
             operation.cancel()
@@ -82,7 +85,8 @@ struct OperationLifecycleTests {
         try await withServer { _, client in
             let counter = Counter()
             for index in 0..<20 {
-                client.get("get", parameters: ["i": index], success: { _, _ in counter.increment() }, failure: { _, _ in counter.increment() })
+                client.get(
+                    "get", parameters: ["i": index], success: { _, _ in counter.increment() }, failure: { _, _ in counter.increment() })
             }
             await withCheckedContinuation { continuation in
                 DispatchQueue.global().async {
@@ -121,7 +125,7 @@ struct OperationLifecycleTests {
             let probe = CompletionProbe()
             client.get("teapot", success: probe.success, failure: probe.failure)
             let error = try #require(await probe.outcome().error)
-            guard case let .unacceptableStatusCode(code, response, data) = error else {
+            guard case .unacceptableStatusCode(let code, let response, let data) = error else {
                 Issue.record("unexpected \(error)")
                 return
             }
@@ -147,7 +151,7 @@ struct OperationLifecycleTests {
             rejecting.attach(to: html)
             client.enqueue(html)
             let error = try #require(await rejecting.outcome().error)
-            guard case let .unacceptableContentType(type, acceptable, _, data) = error else {
+            guard case .unacceptableContentType(let type, let acceptable, _, let data) = error else {
                 Issue.record("unexpected \(error)")
                 return
             }
@@ -180,8 +184,9 @@ struct OperationLifecycleTests {
         configuration.callbackQueue = queue
         try await withServer(configuration: configuration) { _, client in
             let value = await withCheckedContinuation { continuation in
-                client.get("get", success: { _, _ in continuation.resume(returning: DispatchQueue.getSpecific(key: key)) },
-                           failure: { _, _ in continuation.resume(returning: nil) })
+                client.get(
+                    "get", success: { _, _ in continuation.resume(returning: DispatchQueue.getSpecific(key: key)) },
+                    failure: { _, _ in continuation.resume(returning: nil) })
             }
             #expect(value == 7)
         }

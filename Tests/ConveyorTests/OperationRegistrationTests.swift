@@ -29,9 +29,13 @@ struct OperationRegistrationTests {
     func canProcess() throws {
         client.register(TestFormatOperation.self)
         client.setDefaultHeader("Accept", value: "application/x-test")
-        #expect(type(of: client.operation(with: try client.request(method: .get, path: "x"), success: nil, failure: nil)) == TestFormatOperation.self)
+        #expect(
+            type(of: client.operation(with: try client.request(method: .get, path: "x"), success: nil, failure: nil))
+                == TestFormatOperation.self)
         client.setDefaultHeader("Accept", value: "text/plain")
-        #expect(type(of: client.operation(with: try client.request(method: .get, path: "x"), success: nil, failure: nil)) == HTTPRequestOperation.self)
+        #expect(
+            type(of: client.operation(with: try client.request(method: .get, path: "x"), success: nil, failure: nil))
+                == HTTPRequestOperation.self)
     }
 
     @Test("Newest registration wins; re-registering moves a class to the front; unregister removes it")
@@ -39,9 +43,14 @@ struct OperationRegistrationTests {
         client.setDefaultHeader("Accept", value: "application/x-test")
         client.register(TestFormatOperation.self)
         client.register(CatchAllOperation.self)
-        #expect(type(of: client.operation(with: try client.request(method: .get, path: "x"), success: nil, failure: nil)) == CatchAllOperation.self)
+        #expect(
+            type(of: client.operation(with: try client.request(method: .get, path: "x"), success: nil, failure: nil))
+                == CatchAllOperation.self)
         client.register(TestFormatOperation.self)
-        #expect(client.registeredOperationClasses.map { ObjectIdentifier($0) } == [ObjectIdentifier(TestFormatOperation.self), ObjectIdentifier(CatchAllOperation.self)])
+        #expect(
+            client.registeredOperationClasses.map { ObjectIdentifier($0) } == [
+                ObjectIdentifier(TestFormatOperation.self), ObjectIdentifier(CatchAllOperation.self),
+            ])
         client.unregister(TestFormatOperation.self)
         client.unregister(CatchAllOperation.self)
         #expect(client.registeredOperationClasses.isEmpty)

@@ -20,7 +20,9 @@ struct OutputStreamTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-stream-\(UUID().uuidString)")
     }
 
-    @Test("A 3 MB body goes to a file stream, not memory; progress fires; the stream is closed", arguments: HTTPClient.TransportKind.testedKinds)
+    @Test(
+        "A 3 MB body goes to a file stream, not memory; progress fires; the stream is closed",
+        arguments: HTTPClient.TransportKind.testedKinds)
     func fileStream(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
@@ -51,7 +53,8 @@ struct OutputStreamTests {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
         let client = Self.client(server, transport)
-        let operation = client.operation(JSONRequestOperation.self, with: try client.request(method: .get, path: "get", parameters: ["q": "stream"]))
+        let operation = client.operation(
+            JSONRequestOperation.self, with: try client.request(method: .get, path: "get", parameters: ["q": "stream"]))
         let stream = OutputStream.toMemory()
         operation.outputStream = stream
         let probe = CompletionProbe()
@@ -81,7 +84,8 @@ struct OutputStreamTests {
         #expect((stream.property(forKey: .dataWrittenToMemoryStreamKey) as? Data ?? Data()).isEmpty)
     }
 
-    @Test("A stream that cannot be opened fails the operation once with outputStreamFailed", arguments: HTTPClient.TransportKind.testedKinds)
+    @Test(
+        "A stream that cannot be opened fails the operation once with outputStreamFailed", arguments: HTTPClient.TransportKind.testedKinds)
     func unopenable(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
@@ -99,13 +103,16 @@ struct OutputStreamTests {
         #expect(probe.callCount == 1)
     }
 
-    @Test("A full disk (/dev/full) fails the operation at once with the stream's error, once", arguments: HTTPClient.TransportKind.testedKinds)
+    @Test(
+        "A full disk (/dev/full) fails the operation at once with the stream's error, once", arguments: HTTPClient.TransportKind.testedKinds
+    )
     func fullDisk(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
         let client = Self.client(server, transport)
         // A body that would take 10 s: the failure must not wait for it.
-        let operation = HTTPRequestOperation(request: URLRequest(url: URL(string: "drip?numbytes=100&duration=10", relativeTo: server.baseURL)!))
+        let operation = HTTPRequestOperation(
+            request: URLRequest(url: URL(string: "drip?numbytes=100&duration=10", relativeTo: server.baseURL)!))
         operation.outputStream = OutputStream(toFileAtPath: "/dev/full", append: false)
         let probe = CompletionProbe()
         probe.attach(to: operation)
@@ -123,7 +130,9 @@ struct OutputStreamTests {
         #expect(probe.callCount == 1)
     }
 
-    @Test("A stream closed mid-body fails the operation; every byte it took stays in the file", arguments: HTTPClient.TransportKind.testedKinds)
+    @Test(
+        "A stream closed mid-body fails the operation; every byte it took stays in the file",
+        arguments: HTTPClient.TransportKind.testedKinds)
     func closedMidBody(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
@@ -131,7 +140,8 @@ struct OutputStreamTests {
         let file = Self.temporaryFile()
         defer { try? FileManager.default.removeItem(at: file) }
         let stream = try #require(OutputStream(toFileAtPath: file.path, append: false))
-        let operation = HTTPRequestOperation(request: URLRequest(url: URL(string: "drip?numbytes=50&duration=5", relativeTo: server.baseURL)!))
+        let operation = HTTPRequestOperation(
+            request: URLRequest(url: URL(string: "drip?numbytes=50&duration=5", relativeTo: server.baseURL)!))
         operation.outputStream = stream
         let closed = Lock(false)
         // Closed once, from the callback queue, while the transport writes from its own thread:
@@ -156,7 +166,8 @@ struct OutputStreamTests {
         #expect(probe.callCount == 1)
     }
 
-    @Test("Pause and resume append to the stream: the file is the whole body, byte for byte", arguments: HTTPClient.TransportKind.testedKinds)
+    @Test(
+        "Pause and resume append to the stream: the file is the whole body, byte for byte", arguments: HTTPClient.TransportKind.testedKinds)
     func pauseResumeAppends(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
@@ -178,7 +189,9 @@ struct OutputStreamTests {
         #expect(try Data(contentsOf: file) == PauseResumeTests.body)
     }
 
-    @Test("A resumed body the server sends from the start again cannot be rewound: cannotRestart", arguments: HTTPClient.TransportKind.testedKinds)
+    @Test(
+        "A resumed body the server sends from the start again cannot be rewound: cannotRestart",
+        arguments: HTTPClient.TransportKind.testedKinds)
     func restartRefused(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }

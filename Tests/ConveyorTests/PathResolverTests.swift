@@ -1,6 +1,7 @@
-@testable import Conveyor
 import Foundation
 import Testing
+
+@testable import Conveyor
 
 @Suite("Paths resolve against the base URL as RFC 3986 says")
 struct PathResolverTests {
@@ -31,8 +32,10 @@ struct PathResolverTests {
         for path in ["users", "users/1", "small.json", ".hidden", "a.b/c..d", "users?page=2", "search?q=a/../b", "a//b"] {
             #expect(PathResolver.isPlainRelativePath(path), "\(path)")
         }
-        for path in ["", "/root", "//host/x", "?q=1", ".", "..", "./a", "../a", "a/./b", "a/../b", "a/..", "a/.", "a/..?x",
-                     "http://x", "a:b", "a#b", "a%20b", "a b", "é"] {
+        for path in [
+            "", "/root", "//host/x", "?q=1", ".", "..", "./a", "../a", "a/./b", "a/../b", "a/..", "a/.", "a/..?x",
+            "http://x", "a:b", "a#b", "a%20b", "a b", "é",
+        ] {
             #expect(!PathResolver.isPlainRelativePath(path), "\(path)")
         }
     }

@@ -1,7 +1,7 @@
 import Conveyor
+import ConveyorLocking
 import ConveyorTesting
 import Foundation
-import ConveyorLocking
 import Testing
 
 @Suite("Pause and resume continue with Range")
@@ -13,16 +13,19 @@ struct PauseResumeTests {
     /// Serves `body` with an ETag; a request without Range gets the first 2 MB, then nothing
     /// until the gate opens (by then the client has paused and gone); Range requests are
     /// answered at once.
-    static func route(_ server: LocalHTTPServer, etag: @escaping @Sendable () -> String, body: @escaping @Sendable () -> Data, gate: DispatchSemaphore) {
+    static func route(
+        _ server: LocalHTTPServer, etag: @escaping @Sendable () -> String, body: @escaping @Sendable () -> Data, gate: DispatchSemaphore
+    ) {
         server.route("/resource") { request in
             if request.headers["Range"] != nil { return .ranged(body(), etag: etag(), for: request) }
             let data = body()
-            return .init(headers: ["ETag": etag(), "Content-Length": String(data.count), "Accept-Ranges": "bytes"],
-                         body: .stream(chunked: false) { writer in
-                             try writer.write(data.prefix(firstPart))
-                             _ = gate.wait(timeout: .now() + 10)
-                             try writer.write(data.dropFirst(firstPart))
-                         })
+            return .init(
+                headers: ["ETag": etag(), "Content-Length": String(data.count), "Accept-Ranges": "bytes"],
+                body: .stream(chunked: false) { writer in
+                    try writer.write(data.prefix(firstPart))
+                    _ = gate.wait(timeout: .now() + 10)
+                    try writer.write(data.dropFirst(firstPart))
+                })
         }
     }
 
@@ -51,7 +54,8 @@ struct PauseResumeTests {
             defer { gate.signal() }
             Self.route(server, etag: { "\"v1\"" }, body: { Self.body }, gate: gate)
             let request = try client.request(method: .get, path: "resource")
-            let operation = kind == "file"
+            let operation =
+                kind == "file"
                 ? FileDownloadOperation(request: request, destination: .directory(directory), options: [.createIntermediateDirectories])
                 : HTTPRequestOperation(request: request)
             let probe = CompletionProbe()
@@ -61,7 +65,9 @@ struct PauseResumeTests {
             operation.resume()
             let outcome = await probe.outcome()
             #expect(outcome.error == nil)
-            let received = kind == "file" ? try Data(contentsOf: try #require((operation as? FileDownloadOperation)?.destinationURL)) : operation.responseData
+            let received =
+                kind == "file"
+                ? try Data(contentsOf: try #require((operation as? FileDownloadOperation)?.destinationURL)) : operation.responseData
             #expect(received == Self.body)
             let ranged = try #require(server.receivedRequests.last)
             #expect(ranged.headers["Range"] == "bytes=\(Self.firstPart)-" && ranged.headers["If-Range"] == "\"v1\"")
@@ -80,9 +86,12 @@ struct PauseResumeTests {
             defer { gate.signal() }
             let version = Lock(1)
             let changed = Data(Self.body.reversed())
-            Self.route(server, etag: { "\"v\(version.withLock { $0 })\"" }, body: { version.withLock { $0 } == 1 ? Self.body : changed }, gate: gate)
-            let operation = FileDownloadOperation(request: try client.request(method: .get, path: "resource"), destination: .directory(directory),
-                                                  options: [.createIntermediateDirectories])
+            Self.route(
+                server, etag: { "\"v\(version.withLock { $0 })\"" }, body: { version.withLock { $0 } == 1 ? Self.body : changed },
+                gate: gate)
+            let operation = FileDownloadOperation(
+                request: try client.request(method: .get, path: "resource"), destination: .directory(directory),
+                options: [.createIntermediateDirectories])
             let probe = CompletionProbe()
             await Self.pauseAfterFirstPart(operation, client: client, probe: probe)
             version.withLock { $0 = 2 }

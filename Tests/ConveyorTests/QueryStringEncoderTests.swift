@@ -50,7 +50,7 @@ struct QueryStringEncoderTests {
         #expect {
             try encoder.encode(["bad": Double.nan])
         } throws: { error in
-            guard case let .parameterEncodingFailed(.unsupportedValue(key, _)) = error as? ConveyorError else { return false }
+            guard case .parameterEncodingFailed(.unsupportedValue(let key, _)) = error as? ConveyorError else { return false }
             return key == "bad"
         }
     }

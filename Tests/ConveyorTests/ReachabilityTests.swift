@@ -1,7 +1,7 @@
 import Conveyor
+import ConveyorLocking
 import ConveyorTesting
 import Foundation
-import ConveyorLocking
 import Testing
 
 /// A probe whose answer the test sets, and an event source the test fires.
@@ -46,7 +46,8 @@ struct ReachabilityTests {
         let manager = NetworkReachabilityManager(target: .host("example.com"), probe: scripted, events: scripted)
         let statuses = Statuses()
         let notified = Lock<[NetworkReachabilityManager.Status]>([])
-        let observer = NotificationCenter.default.addObserver(forName: .conveyorReachabilityDidChange, object: manager, queue: nil) { note in
+        let observer = NotificationCenter.default.addObserver(forName: .conveyorReachabilityDidChange, object: manager, queue: nil) {
+            note in
             if let status = note.userInfo?["status"] as? NetworkReachabilityManager.Status { notified.withLock { $0.append(status) } }
         }
         defer { NotificationCenter.default.removeObserver(observer) }

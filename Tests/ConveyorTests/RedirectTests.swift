@@ -57,7 +57,7 @@ struct RedirectTests {
             await #expect {
                 try await client.get("loop")
             } throws: { error in
-                guard case let .redirectFailed(.tooManyRedirects(max, _)) = error as? ConveyorError else { return false }
+                guard case .redirectFailed(.tooManyRedirects(let max, _)) = error as? ConveyorError else { return false }
                 return max == RedirectPolicy.default.maximumRedirects
             }
             #expect(server.requestCount(path: "/loop") == RedirectPolicy.default.maximumRedirects + 1)
@@ -71,7 +71,7 @@ struct RedirectTests {
             await #expect {
                 try await client.get("ftp")
             } throws: { error in
-                guard case let .redirectFailed(.invalidLocation(location, _)) = error as? ConveyorError else { return false }
+                guard case .redirectFailed(.invalidLocation(let location, _)) = error as? ConveyorError else { return false }
                 return location == "ftp://example.com/file"
             }
         }

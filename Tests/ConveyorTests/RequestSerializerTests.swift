@@ -15,7 +15,8 @@ struct RequestSerializerTests {
 
     @Test("JSON: compact body with application/json; charset=utf-8")
     func jsonBody() throws {
-        let request = try client.request(method: .post, path: "x", parameters: ["a": 1, "b": ["c": true, "d": NSNull()]], requestSerializer: .json)
+        let request = try client.request(
+            method: .post, path: "x", parameters: ["a": 1, "b": ["c": true, "d": NSNull()]], requestSerializer: .json)
         #expect(request.value(forHTTPHeaderField: "Content-Type") == "application/json; charset=utf-8")
         let body = try #require(request.httpBody)
         #expect(!body.contains(UInt8(ascii: "\n")) && !body.contains(UInt8(ascii: " ")))
@@ -27,24 +28,28 @@ struct RequestSerializerTests {
     @Test("JSON: sortsKeys gives stable output for dictionaries and Encodable values")
     func jsonSorted() throws {
         let serializer = JSONRequestSerializer(sortsKeys: true)
-        let request = try client.request(method: .post, path: "x", parameters: ["b": 2, "a": 1, "c": ["z": 1, "y": 2]], requestSerializer: serializer)
+        let request = try client.request(
+            method: .post, path: "x", parameters: ["b": 2, "a": 1, "c": ["z": 1, "y": 2]], requestSerializer: serializer)
         #expect(request.httpBody.map { String(decoding: $0, as: UTF8.self) } == #"{"a":1,"b":2,"c":{"y":2,"z":1}}"#)
-        let encoded = try client.request(method: .post, path: "x", encodable: Payload(name: "n", tags: [], score: 1), requestSerializer: serializer)
+        let encoded = try client.request(
+            method: .post, path: "x", encodable: Payload(name: "n", tags: [], score: 1), requestSerializer: serializer)
         #expect(encoded.httpBody.map { String(decoding: $0, as: UTF8.self) } == #"{"name":"n","score":1,"tags":[]}"#)
     }
 
-    @Test("JSON: NaN, infinity and non-JSON types fail with parameterEncodingFailed naming the key path",
-          arguments: ["nan", "inf", "obj"])
+    @Test(
+        "JSON: NaN, infinity and non-JSON types fail with parameterEncodingFailed naming the key path",
+        arguments: ["nan", "inf", "obj"])
     func jsonInvalid(key: String) {
-        let value: Any = switch key {
-        case "nan": Double.nan
-        case "inf": Double.infinity
-        default: URLRequest(url: URL(string: "http://x")!)
-        }
+        let value: Any =
+            switch key {
+            case "nan": Double.nan
+            case "inf": Double.infinity
+            default: URLRequest(url: URL(string: "http://x")!)
+            }
         #expect {
             try client.request(method: .post, path: "x", parameters: ["outer": [key: value]], requestSerializer: .json)
         } throws: { error in
-            guard case let .parameterEncodingFailed(.unsupportedValue(path, _)) = error as? ConveyorError else { return false }
+            guard case .parameterEncodingFailed(.unsupportedValue(let path, _)) = error as? ConveyorError else { return false }
             return path == "outer.\(key)"
         }
     }
@@ -82,14 +87,17 @@ struct RequestSerializerTests {
         }
     }
 
-    @Test("Property list bodies in XML and binary decode back to the same values", arguments: [
-        PropertyListSerialization.PropertyListFormat.xml, .binary,
-    ])
+    @Test(
+        "Property list bodies in XML and binary decode back to the same values",
+        arguments: [
+            PropertyListSerialization.PropertyListFormat.xml, .binary,
+        ])
     func propertyList(format: PropertyListSerialization.PropertyListFormat) async throws {
         try await withServer { server, client in
             let date = Date(timeIntervalSince1970: 1_700_000_000)
-            _ = try await client.post("post", parameters: ["name": "plist", "count": 3, "when": date, "blob": Data([1, 2, 3])],
-                                      requestSerializer: PropertyListRequestSerializer(format: format))
+            _ = try await client.post(
+                "post", parameters: ["name": "plist", "count": 3, "when": date, "blob": Data([1, 2, 3])],
+                requestSerializer: PropertyListRequestSerializer(format: format))
             let received = try #require(server.receivedRequests.last)
             #expect(received.headers["Content-Type"] == "application/x-plist; charset=utf-8")
             var detected = PropertyListSerialization.PropertyListFormat.openStep

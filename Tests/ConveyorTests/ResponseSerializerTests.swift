@@ -21,9 +21,12 @@ struct ResponseSerializerTests {
             server.route("/data.json") { _ in .json(["k": "v"]) }
             let plain = client.operation(with: try client.request(method: .get, path: "json"), success: nil, failure: nil)
             #expect(type(of: plain) == HTTPRequestOperation.self)
-            #expect(type(of: client.operation(with: try client.request(method: .get, path: "data.json"), success: nil, failure: nil)) == JSONRequestOperation.self)
+            #expect(
+                type(of: client.operation(with: try client.request(method: .get, path: "data.json"), success: nil, failure: nil))
+                    == JSONRequestOperation.self)
             client.setDefaultHeader("Accept", value: "application/json")
-            let operation = try #require(client.operation(with: try client.request(method: .get, path: "json"), success: nil, failure: nil) as? JSONRequestOperation)
+            let operation = try #require(
+                client.operation(with: try client.request(method: .get, path: "json"), success: nil, failure: nil) as? JSONRequestOperation)
             _ = await run(operation, on: client)
             let slideshow = (operation.responseJSON as? [String: Any])?["slideshow"] as? [String: Any]
             #expect(slideshow?["author"] as? String == "Conveyor")
@@ -35,22 +38,27 @@ struct ResponseSerializerTests {
         try await withServer { _, client in
             let operation = JSONRequestOperation(request: try client.request(method: .get, path: "html"))
             let error = try #require(await run(operation, on: client).error)
-            guard case let .unacceptableContentType(type, acceptable, _, _) = error else {
+            guard case .unacceptableContentType(let type, let acceptable, _, _) = error else {
                 Issue.record("unexpected \(error)")
                 return
             }
             #expect(type == "text/html" && acceptable.contains("application/json"))
             let text = error.description
-            #expect(text.contains("unacceptable content type text/html") && text.contains("application/json") && text.contains("<h1>Conveyor</h1>"))
+            #expect(
+                text.contains("unacceptable content type text/html") && text.contains("application/json")
+                    && text.contains("<h1>Conveyor</h1>"))
         }
     }
 
-    @Test("Invalid, truncated and lying JSON fail with the parser error and the body", arguments: ["{bad json", "{\"a\": [1, 2", "<html>not json</html>"])
+    @Test(
+        "Invalid, truncated and lying JSON fail with the parser error and the body",
+        arguments: ["{bad json", "{\"a\": [1, 2", "<html>not json</html>"])
     func invalidJSON(body: String) async throws {
         try await withServer { server, client in
             server.route("/broken") { _ in .text(body, contentType: "application/json") }
-            let error = try #require(await run(JSONRequestOperation(request: try client.request(method: .get, path: "broken")), on: client).error)
-            guard case let .responseSerializationFailed(_, response, data) = error else {
+            let error = try #require(
+                await run(JSONRequestOperation(request: try client.request(method: .get, path: "broken")), on: client).error)
+            guard case .responseSerializationFailed(_, let response, let data) = error else {
                 Issue.record("unexpected \(error)")
                 return
             }
@@ -88,7 +96,7 @@ struct ResponseSerializerTests {
             await #expect {
                 try await client.response(for: noContent, responseSerializer: .decodable(Model.self))
             } throws: { error in
-                guard case let .responseSerializationFailed(underlying, _, _) = error as? ConveyorError else { return false }
+                guard case .responseSerializationFailed(let underlying, _, _) = error as? ConveyorError else { return false }
                 if case .emptyBody(204) = underlying as? ResponseSerializationError { return true } else { return false }
             }
             let head = try client.request(method: .head, path: "json")
@@ -98,14 +106,19 @@ struct ResponseSerializerTests {
 
     @Test("Decodable with another DataDecoder: a property list body")
     func propertyListDecodable() async throws {
-        struct Settings: Codable, Sendable, Equatable { let name: String; let level: Int }
+        struct Settings: Codable, Sendable, Equatable {
+            let name: String
+            let level: Int
+        }
         try await withServer { server, client in
             let encoder = PropertyListEncoder()
             encoder.outputFormat = .binary
             let body = try encoder.encode(Settings(name: "x", level: 3))
             server.route("/settings.plist") { _ in .init(headers: ["Content-Type": "application/x-plist"], body: .data(body)) }
             let request = try client.request(method: .get, path: "settings.plist")
-            let settings = try await client.response(for: request, responseSerializer: .decodable(Settings.self, decoder: PropertyListDecoder())).value
+            let settings = try await client.response(
+                for: request, responseSerializer: .decodable(Settings.self, decoder: PropertyListDecoder())
+            ).value
             #expect(settings == Settings(name: "x", level: 3))
             client.register(PropertyListRequestOperation.self)
             let operation = try #require(client.operation(with: request, success: nil, failure: nil) as? PropertyListRequestOperation)
@@ -124,15 +137,18 @@ struct ResponseSerializerTests {
             #expect(operation.responseXMLParser != nil)
             server.route("/bad.xml") { _ in .text("<a><b></a>", contentType: "application/xml") }
             let bad = XMLRequestOperation(request: try client.request(method: .get, path: "bad.xml"))
-            guard case let .responseSerializationFailed(underlying, _, _) = await run(bad, on: client).error,
-                  case .invalidXML = underlying as? ResponseSerializationError else {
+            guard case .responseSerializationFailed(let underlying, _, _) = await run(bad, on: client).error,
+                case .invalidXML = underlying as? ResponseSerializationError
+            else {
                 Issue.record("expected invalidXML")
                 return
             }
         }
     }
 
-    @Test("Images: each format's type and pixel size from the header", arguments: ["png", "jpeg", "gif", "webp", "webp-lossy", "bmp", "tiff", "ico"])
+    @Test(
+        "Images: each format's type and pixel size from the header",
+        arguments: ["png", "jpeg", "gif", "webp", "webp-lossy", "bmp", "tiff", "ico"])
     func images(name: String) async throws {
         try await withServer { _, client in
             let operation = ImageRequestOperation(request: try client.request(method: .get, path: "image/\(name)"))
@@ -152,7 +168,9 @@ struct ResponseSerializerTests {
             server.route("/text.png") { _ in .init(headers: ["Content-Type": "image/png"], body: .data(Data("not an image".utf8))) }
             for path in ["lies.png", "text.png"] {
                 let error = await run(ImageRequestOperation(request: try client.request(method: .get, path: path)), on: client).error
-                guard case let .responseSerializationFailed(underlying, _, _) = error, case .notAnImage = underlying as? ResponseSerializationError else {
+                guard case .responseSerializationFailed(let underlying, _, _) = error,
+                    case .notAnImage = underlying as? ResponseSerializationError
+                else {
                     Issue.record("\(path): expected notAnImage, got \(String(describing: error))")
                     continue
                 }
@@ -165,10 +183,12 @@ struct ResponseSerializerTests {
         try await withServer { _, client in
             let probe = CompletionProbe()
             let ranOnCallbackQueue = LastValue()
-            let operation = ImageRequestOperation(request: try client.request(method: .get, path: "image/png"), processing: { image in
-                ranOnCallbackQueue.set(probe.isCurrent ? 1 : 0, 0)
-                return try Image(data: SampleImages.gif)
-            })
+            let operation = ImageRequestOperation(
+                request: try client.request(method: .get, path: "image/png"),
+                processing: { image in
+                    ranOnCallbackQueue.set(probe.isCurrent ? 1 : 0, 0)
+                    return try Image(data: SampleImages.gif)
+                })
             probe.attach(to: operation)
             client.enqueue(operation)
             _ = await probe.outcome()

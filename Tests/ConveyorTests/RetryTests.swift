@@ -1,7 +1,7 @@
 import Conveyor
+import ConveyorLocking
 import ConveyorTesting
 import Foundation
-import ConveyorLocking
 import Testing
 
 @Suite("Retry policies")
@@ -32,7 +32,9 @@ struct RetryTests {
             let retries = Counter()
             let probe = CompletionProbe()
             let operation = client.operation(with: try client.request(method: .get, path: "flaky"), success: nil, failure: nil)
-            let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationWillRetry, object: operation, queue: nil) { _ in retries.increment() }
+            let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationWillRetry, object: operation, queue: nil) {
+                _ in retries.increment()
+            }
             defer { NotificationCenter.default.removeObserver(observer) }
             probe.attach(to: operation)
             let start = ContinuousClock.now
@@ -93,10 +95,13 @@ struct RetryTests {
 
     @Test("An HTTP-date Retry-After parses")
     func retryAfterDate() throws {
-        let response = try #require(HTTPURLResponse(url: URL(string: "http://x")!, statusCode: 503, httpVersion: nil,
-                                                    headerFields: ["Retry-After": "Wed, 21 Oct 2099 07:28:00 GMT"]))
-        let context = RetryPolicy.Context(request: URLRequest(url: URL(string: "http://x")!), response: response,
-                                          error: .unacceptableStatusCode(503, response: response, data: nil), attemptCount: 1)
+        let response = try #require(
+            HTTPURLResponse(
+                url: URL(string: "http://x")!, statusCode: 503, httpVersion: nil,
+                headerFields: ["Retry-After": "Wed, 21 Oct 2099 07:28:00 GMT"]))
+        let context = RetryPolicy.Context(
+            request: URLRequest(url: URL(string: "http://x")!), response: response,
+            error: .unacceptableStatusCode(503, response: response, data: nil), attemptCount: 1)
         #expect(RetryPolicy(maximumAttempts: 2, maximumRetryAfter: .infinity).defaultDelay(for: context).map { $0 > 1_000_000 } == true)
     }
 
@@ -137,10 +142,12 @@ struct RetryTests {
             struct Cut: Error {}
             server.route("/big") { request in
                 if request.headers["Range"] != nil { return .ranged(body, etag: "\"e1\"", for: request) }
-                return .init(headers: ["ETag": "\"e1\"", "Content-Length": String(body.count)], body: .stream(chunked: false) { writer in
-                    try writer.write(body.prefix(1_000_000))
-                    throw Cut()
-                })
+                return .init(
+                    headers: ["ETag": "\"e1\"", "Content-Length": String(body.count)],
+                    body: .stream(chunked: false) { writer in
+                        try writer.write(body.prefix(1_000_000))
+                        throw Cut()
+                    })
             }
             let file = try await client.download("big", to: .directory(directory))
             #expect(try Data(contentsOf: file) == body)

@@ -7,7 +7,8 @@ import Testing
 @Suite("Graceful shutdown and waiting for operations")
 struct ShutdownTests {
     /// Runs the helper's drain scenario against `server`; returns the process and its output lines.
-    static func launch(_ server: LocalHTTPServer, temporaryDirectory: URL, mode: String = "drain") throws -> (Process, AsyncStream<String>) {
+    static func launch(_ server: LocalHTTPServer, temporaryDirectory: URL, mode: String = "drain") throws -> (Process, AsyncStream<String>)
+    {
         let helper = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
             .appendingPathComponent("ConveyorTestHelper")
         let process = Process()
@@ -107,7 +108,8 @@ struct ShutdownTests {
         var configuration = HTTPClient.Configuration.default
         configuration.maximumConcurrentOperations = 1
         try await withServer(configuration: configuration) { server, client in
-            let first = CompletionProbe(), second = CompletionProbe()
+            let first = CompletionProbe()
+            let second = CompletionProbe()
             // Held by the server until the drain has begun, whatever the machine's load.
             let held = HeldRoute(server, body: "done")
             let running = client.operation(with: try client.request(method: .get, path: "hold"), success: nil, failure: nil)
@@ -145,7 +147,8 @@ struct ShutdownTests {
             defer { gate.signal() }
             PauseResumeTests.route(server, etag: { "\"v1\"" }, body: { PauseResumeTests.body }, gate: gate)
             let request = try client.request(method: .get, path: "resource")
-            let first = FileDownloadOperation(request: request, destination: .directory(directory), options: [.createIntermediateDirectories])
+            let first = FileDownloadOperation(
+                request: request, destination: .directory(directory), options: [.createIntermediateDirectories])
             await PauseResumeTests.pauseAfterFirstPart(first, client: client, probe: CompletionProbe())
             let saved = try #require(first.resumeState)
             let encoded = try JSONEncoder().encode(saved)

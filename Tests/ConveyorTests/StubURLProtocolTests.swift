@@ -19,8 +19,9 @@ struct StubURLProtocolTests {
     @Test("A stubbed response reaches the caller through the whole operation pipeline")
     func response() async throws {
         defer { StubURLProtocol.removeAllStubs() }
-        StubURLProtocol.stub(url: base.appendingPathComponent("user"),
-                             with: .response(status: 200, headers: ["Content-Type": "application/json"], body: Data(#"{"name":"Ada"}"#.utf8)))
+        StubURLProtocol.stub(
+            url: base.appendingPathComponent("user"),
+            with: .response(status: 200, headers: ["Content-Type": "application/json"], body: Data(#"{"name":"Ada"}"#.utf8)))
         struct User: Decodable { let name: String }
         let user = try await client().get("user", as: User.self)
         #expect(user.name == "Ada" && StubURLProtocol.servedRequests.count == 1)
@@ -33,7 +34,7 @@ struct StubURLProtocolTests {
         await #expect {
             try await client().get("anything")
         } throws: { error in
-            if case let .network(urlError) = error as? ConveyorError { urlError.code == .notConnectedToInternet } else { false }
+            if case .network(let urlError) = error as? ConveyorError { urlError.code == .notConnectedToInternet } else { false }
         }
     }
 }

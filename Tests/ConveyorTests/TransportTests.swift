@@ -1,10 +1,12 @@
-@testable import Conveyor
+import ConveyorLocking
 import ConveyorTesting
 import Foundation
-import ConveyorLocking
 import Testing
+
+@testable import Conveyor
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Choosing a transport, and the curl transport's parts that a socket cannot show alone.
@@ -14,88 +16,98 @@ struct TransportTests {
     func selection() {
         let plain = URLSessionConfiguration.default
         #if os(Linux)
-        #expect(TransportFactory.resolve(.automatic, sessionConfiguration: plain, environment: [:]) == .curl)
+            #expect(TransportFactory.resolve(.automatic, sessionConfiguration: plain, environment: [:]) == .curl)
         #else
-        #expect(TransportFactory.resolve(.automatic, sessionConfiguration: plain, environment: [:]) == .urlSession)
+            #expect(TransportFactory.resolve(.automatic, sessionConfiguration: plain, environment: [:]) == .urlSession)
         #endif
         let stubbed = URLSessionConfiguration.ephemeral
         stubbed.protocolClasses = [StubURLProtocol.self] + (stubbed.protocolClasses ?? [])
         #expect(TransportFactory.resolve(.automatic, sessionConfiguration: stubbed, environment: [:]) == .urlSession)
-        #expect(TransportFactory.resolve(.automatic, sessionConfiguration: plain, environment: ["CONVEYOR_TRANSPORT": "urlsession"]) == .urlSession)
+        #expect(
+            TransportFactory.resolve(.automatic, sessionConfiguration: plain, environment: ["CONVEYOR_TRANSPORT": "urlsession"])
+                == .urlSession)
         #expect(TransportFactory.resolve(.automatic, sessionConfiguration: plain, environment: ["CONVEYOR_TRANSPORT": "curl"]) == .curl)
-        #expect(TransportFactory.resolve(.urlSession, sessionConfiguration: plain, environment: ["CONVEYOR_TRANSPORT": "curl"]) == .urlSession)
+        #expect(
+            TransportFactory.resolve(.urlSession, sessionConfiguration: plain, environment: ["CONVEYOR_TRANSPORT": "curl"]) == .urlSession)
     }
 
     #if os(Linux)
-    @Test("A libcurl that cannot be loaded is reported with the loader's reason")
-    func missingLibrary() {
-        guard case let .failure(error) = CurlLibrary.load(names: ["libconveyor-missing-curl.so.4"]) else {
-            Issue.record("a missing library loaded")
-            return
+        @Test("A libcurl that cannot be loaded is reported with the loader's reason")
+        func missingLibrary() {
+            guard case .failure(let error) = CurlLibrary.load(names: ["libconveyor-missing-curl.so.4"]) else {
+                Issue.record("a missing library loaded")
+                return
+            }
+            #expect(error.description.contains("libconveyor-missing-curl.so.4"))
+            #expect((try? CurlLibrary.shared.get()) != nil)
+            // A client asking for curl then gets URLSession (and a note on standard error).
+            var configuration = HTTPClient.Configuration()
+            configuration.transport = .curl
+            #expect(TransportFactory.make(for: configuration, library: .failure(error)) is URLSessionTransport)
+            #expect(TransportFactory.make(for: configuration) is CurlTransport)
         }
-        #expect(error.description.contains("libconveyor-missing-curl.so.4"))
-        #expect((try? CurlLibrary.shared.get()) != nil)
-        // A client asking for curl then gets URLSession (and a note on standard error).
-        var configuration = HTTPClient.Configuration()
-        configuration.transport = .curl
-        #expect(TransportFactory.make(for: configuration, library: .failure(error)) is URLSessionTransport)
-        #expect(TransportFactory.make(for: configuration) is CurlTransport)
-    }
 
-    @Test("Response heads: interim 100 skipped, folded lines joined, repeats merged, Latin-1 kept")
-    func responseHead() throws {
-        var head = CurlResponseHead()
-        let lines = ["HTTP/1.1 100 Continue\r\n", "\r\n", "HTTP/1.1 201 Created\r\n", "X-Folded: one\r\n", "  two\r\n",
-                     "Vary: Accept\r\n", "vary: Cookie\r\n", "X-Name: caf\u{E9}\r\n"]
-        for line in lines {
-            #expect(Array(line.utf8).withUnsafeBytes { head.consume($0) } == false)
+        @Test("Response heads: interim 100 skipped, folded lines joined, repeats merged, Latin-1 kept")
+        func responseHead() throws {
+            var head = CurlResponseHead()
+            let lines = [
+                "HTTP/1.1 100 Continue\r\n", "\r\n", "HTTP/1.1 201 Created\r\n", "X-Folded: one\r\n", "  two\r\n",
+                "Vary: Accept\r\n", "vary: Cookie\r\n", "X-Name: caf\u{E9}\r\n",
+            ]
+            for line in lines {
+                #expect(Array(line.utf8).withUnsafeBytes { head.consume($0) } == false)
+            }
+            let latin1: [UInt8] = Array("X-Latin: caf".utf8) + [0xE9] + Array("\r\n".utf8)
+            #expect(latin1.withUnsafeBytes { head.consume($0) } == false)
+            #expect(Array("\r\n".utf8).withUnsafeBytes { head.consume($0) } == true)
+            let response = try #require(head.response(for: URL(string: "http://example.com/")!))
+            #expect(response.statusCode == 201)
+            #expect(response.value(forHTTPHeaderField: "X-Folded") == "one two")
+            #expect(response.value(forHTTPHeaderField: "Vary") == "Accept, Cookie")
+            #expect(response.value(forHTTPHeaderField: "X-Name") == "caf\u{E9}")
+            #expect(response.value(forHTTPHeaderField: "X-Latin") == "caf\u{E9}")
         }
-        let latin1: [UInt8] = Array("X-Latin: caf".utf8) + [0xE9] + Array("\r\n".utf8)
-        #expect(latin1.withUnsafeBytes { head.consume($0) } == false)
-        #expect(Array("\r\n".utf8).withUnsafeBytes { head.consume($0) } == true)
-        let response = try #require(head.response(for: URL(string: "http://example.com/")!))
-        #expect(response.statusCode == 201)
-        #expect(response.value(forHTTPHeaderField: "X-Folded") == "one two")
-        #expect(response.value(forHTTPHeaderField: "Vary") == "Accept, Cookie")
-        #expect(response.value(forHTTPHeaderField: "X-Name") == "caf\u{E9}")
-        #expect(response.value(forHTTPHeaderField: "X-Latin") == "caf\u{E9}")
-    }
 
-    @Test("A large response head merges repeated fields the same way (it is indexed, not compared pairwise)")
-    func largeResponseHead() throws {
-        var head = CurlResponseHead()
-        var lines = ["HTTP/1.1 200 OK\r\n", "Vary: Accept\r\n"]
-        lines += (0..<40).map { "X-Field-\($0): \($0)\r\n" }
-        lines += ["VARY: Cookie\r\n", "x-field-7: again\r\n", "\r\n"]
-        for line in lines.dropLast() {
-            #expect(Array(line.utf8).withUnsafeBytes { head.consume($0) } == false)
+        @Test("A large response head merges repeated fields the same way (it is indexed, not compared pairwise)")
+        func largeResponseHead() throws {
+            var head = CurlResponseHead()
+            var lines = ["HTTP/1.1 200 OK\r\n", "Vary: Accept\r\n"]
+            lines += (0..<40).map { "X-Field-\($0): \($0)\r\n" }
+            lines += ["VARY: Cookie\r\n", "x-field-7: again\r\n", "\r\n"]
+            for line in lines.dropLast() {
+                #expect(Array(line.utf8).withUnsafeBytes { head.consume($0) } == false)
+            }
+            #expect(Array(lines.last!.utf8).withUnsafeBytes { head.consume($0) } == true)
+            let response = try #require(head.response(for: URL(string: "http://example.com/")!))
+            #expect(response.allHeaderFields.count == 41)
+            #expect(response.value(forHTTPHeaderField: "Vary") == "Accept, Cookie")
+            #expect(response.value(forHTTPHeaderField: "X-Field-7") == "7, again")
+            #expect(response.value(forHTTPHeaderField: "X-Field-39") == "39")
         }
-        #expect(Array(lines.last!.utf8).withUnsafeBytes { head.consume($0) } == true)
-        let response = try #require(head.response(for: URL(string: "http://example.com/")!))
-        #expect(response.allHeaderFields.count == 41)
-        #expect(response.value(forHTTPHeaderField: "Vary") == "Accept, Cookie")
-        #expect(response.value(forHTTPHeaderField: "X-Field-7") == "7, again")
-        #expect(response.value(forHTTPHeaderField: "X-Field-39") == "39")
-    }
 
-    @Test("libcurl result codes become the URLError codes URLSession uses; a pin mismatch is serverTrustFailed")
-    func errors() {
-        let url = URL(string: "https://api.example.com/x")!
-        func code(_ curl: Int32, _ text: String = "") -> URLError.Code? { (CurlErrors.error(for: curl, text: text, url: url) as? URLError)?.code }
-        #expect(code(6) == .cannotFindHost)
-        #expect(code(7) == .cannotConnectToHost)
-        #expect(code(28) == .timedOut)
-        #expect(code(52) == .networkConnectionLost)
-        #expect(code(56, "Illegal or missing hexadecimal sequence in chunked-encoding") == .badServerResponse)
-        #expect(code(60) == .serverCertificateUntrusted)
-        #expect(code(61) == .cannotDecodeContentData)
-        guard case let .serverTrustFailed(host, reason) = CurlErrors.error(for: 90, text: "SSL: public key does not match pinned public key", url: url) as? ConveyorError else {
-            Issue.record("a pin mismatch was not serverTrustFailed")
-            return
+        @Test("libcurl result codes become the URLError codes URLSession uses; a pin mismatch is serverTrustFailed")
+        func errors() {
+            let url = URL(string: "https://api.example.com/x")!
+            func code(_ curl: Int32, _ text: String = "") -> URLError.Code? {
+                (CurlErrors.error(for: curl, text: text, url: url) as? URLError)?.code
+            }
+            #expect(code(6) == .cannotFindHost)
+            #expect(code(7) == .cannotConnectToHost)
+            #expect(code(28) == .timedOut)
+            #expect(code(52) == .networkConnectionLost)
+            #expect(code(56, "Illegal or missing hexadecimal sequence in chunked-encoding") == .badServerResponse)
+            #expect(code(60) == .serverCertificateUntrusted)
+            #expect(code(61) == .cannotDecodeContentData)
+            guard
+                case .serverTrustFailed(let host, let reason) = CurlErrors.error(
+                    for: 90, text: "SSL: public key does not match pinned public key", url: url) as? ConveyorError
+            else {
+                Issue.record("a pin mismatch was not serverTrustFailed")
+                return
+            }
+            #expect(host == "api.example.com")
+            #expect(reason.contains("pinned"))
         }
-        #expect(host == "api.example.com")
-        #expect(reason.contains("pinned"))
-    }
     #endif
 
     @Test("Set-Cookie values: joined lists split outside Expires dates; Max-Age before Expires; Netscape dates")
@@ -104,7 +116,8 @@ struct TransportTests {
         #expect(TransportCookies.split(joined) == ["a=1; Path=/", "b=2; Expires=Thu, 01-Jan-1970 00:00:00 GMT; Path=/", "c=3"])
         let now = Date()
         #expect(TransportCookies.expiry(of: "a=1; Max-Age=0", now: now) == .distantPast)
-        #expect(TransportCookies.expiry(of: "a=1; Max-Age=60; Expires=Thu, 01 Jan 1970 00:00:00 GMT", now: now) == now.addingTimeInterval(60))
+        #expect(
+            TransportCookies.expiry(of: "a=1; Max-Age=60; Expires=Thu, 01 Jan 1970 00:00:00 GMT", now: now) == now.addingTimeInterval(60))
         #expect(TransportCookies.expiry(of: "a=1; Path=/", now: now) == nil)
         #expect(TransportCookies.cookieDate("Thu, 01-Jan-70 00:00:10 GMT") == Date(timeIntervalSince1970: 10))
         #expect(TransportCookies.cookieDate("Sun, 06 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
@@ -113,59 +126,61 @@ struct TransportTests {
     @Test("The curl transport takes its proxy from http_proxy, as the curl command does (in a child process)")
     func environmentProxy() async throws {
         #if os(Linux)
-        let proxy = try LocalHTTPServer.started()
-        defer { proxy.stop() }
-        let helper = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-            .appendingPathComponent("ConveyorTestHelper")
-        var environment = ProcessInfo.processInfo.environment
-        environment["http_proxy"] = proxy.baseURL.absoluteString
-        environment["no_proxy"] = ""
-        environment["CONVEYOR_TRANSPORT"] = nil
-        let childEnvironment = environment
-        let output: String = try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result {
-                    let process = Process()
-                    process.executableURL = helper
-                    process.arguments = ["proxy-get", "http://conveyor-proxy-test.invalid/"]
-                    process.environment = childEnvironment
-                    let pipe = Pipe()
-                    process.standardOutput = pipe
-                    try process.run()
-                    let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                    process.waitUntilExit()
-                    return text
-                })
+            let proxy = try LocalHTTPServer.started()
+            defer { proxy.stop() }
+            let helper = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+                .appendingPathComponent("ConveyorTestHelper")
+            var environment = ProcessInfo.processInfo.environment
+            environment["http_proxy"] = proxy.baseURL.absoluteString
+            environment["no_proxy"] = ""
+            environment["CONVEYOR_TRANSPORT"] = nil
+            let childEnvironment = environment
+            let output: String = try await withCheckedThrowingContinuation { continuation in
+                Thread.detachNewThread {
+                    continuation.resume(
+                        with: Result {
+                            let process = Process()
+                            process.executableURL = helper
+                            process.arguments = ["proxy-get", "http://conveyor-proxy-test.invalid/"]
+                            process.environment = childEnvironment
+                            let pipe = Pipe()
+                            process.standardOutput = pipe
+                            try process.run()
+                            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                            process.waitUntilExit()
+                            return text
+                        })
+                }
             }
-        }
-        // The name does not resolve: only the proxy can have answered.
-        #expect(output.hasPrefix("status "), "\(output)")
-        #expect(!output.contains("cannotFindHost") && !output.contains("-1003"), "\(output)")
-        let request = try #require(proxy.receivedRequests.first)
-        #expect(request.target == "http://conveyor-proxy-test.invalid/proxied")
-        #expect(request.headers["Host"] == "conveyor-proxy-test.invalid")
+            // The name does not resolve: only the proxy can have answered.
+            #expect(output.hasPrefix("status "), "\(output)")
+            #expect(!output.contains("cannotFindHost") && !output.contains("-1003"), "\(output)")
+            let request = try #require(proxy.receivedRequests.first)
+            #expect(request.target == "http://conveyor-proxy-test.invalid/proxied")
+            #expect(request.headers["Host"] == "conveyor-proxy-test.invalid")
         #endif
     }
 
     @Test("Metrics of a plain-HTTP exchange: phases in order, no TLS, the second request reuses the connection")
     func metrics() async throws {
         #if os(Linux)
-        let server = try LocalHTTPServer.started()
-        defer { server.stop() }
-        var configuration = HTTPClient.Configuration.default
-        configuration.transport = .curl
-        configuration.cache = nil
-        configuration.monitorsReachability = false
-        let client = HTTPClient(baseURL: server.baseURL, configuration: configuration)
-        _ = try await client.response(method: .get, path: "get")
-        let second = try await client.response(method: .get, path: "get")
-        let metrics = try #require(second.metrics.transfer)
-        #expect(metrics.httpVersion == "HTTP/1.1")
-        #expect(metrics.secureConnection == nil)
-        #expect(metrics.reusedConnection)
-        #expect(metrics.remoteAddress == "127.0.0.1")
-        #expect(metrics.domainLookup <= metrics.connect && metrics.connect <= metrics.firstByte && metrics.firstByte <= metrics.lastByte)
-        #expect(metrics.lastByte > 0)
+            let server = try LocalHTTPServer.started()
+            defer { server.stop() }
+            var configuration = HTTPClient.Configuration.default
+            configuration.transport = .curl
+            configuration.cache = nil
+            configuration.monitorsReachability = false
+            let client = HTTPClient(baseURL: server.baseURL, configuration: configuration)
+            _ = try await client.response(method: .get, path: "get")
+            let second = try await client.response(method: .get, path: "get")
+            let metrics = try #require(second.metrics.transfer)
+            #expect(metrics.httpVersion == "HTTP/1.1")
+            #expect(metrics.secureConnection == nil)
+            #expect(metrics.reusedConnection)
+            #expect(metrics.remoteAddress == "127.0.0.1")
+            #expect(
+                metrics.domainLookup <= metrics.connect && metrics.connect <= metrics.firstByte && metrics.firstByte <= metrics.lastByte)
+            #expect(metrics.lastByte > 0)
         #endif
     }
 }
@@ -184,7 +199,10 @@ struct DeadlineSchedulerTests {
         let fired = Fired()
         let done = DispatchSemaphore(value: 0)
         let scheduler = DeadlineScheduler.shared
-        let late = scheduler.schedule(after: 1.0) { fired.add("late"); done.signal() }
+        let late = scheduler.schedule(after: 1.0) {
+            fired.add("late")
+            done.signal()
+        }
         let cancelled = scheduler.schedule(after: 0.05) { fired.add("cancelled") }
         cancelled.cancel()
         _ = scheduler.schedule(after: 0.05) { fired.add("released") }  // released at once

@@ -27,7 +27,8 @@ public enum ExampleProcess {
         // two-core machine, and must not starve them.
         process.executableURL = URL(fileURLWithPath: "/usr/bin/nice")
         process.arguments = ["-n", "19", executable(name).path] + arguments
-        let output = Pipe(), errors = Pipe()
+        let output = Pipe()
+        let errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
         try process.run()
@@ -38,10 +39,11 @@ public enum ExampleProcess {
                 let (outData, errData) = SetupTools.readToEnd(output, errors)
                 process.waitUntilExit()
                 killer.cancel()
-                continuation.resume(returning: Result(
-                    status: process.terminationStatus,
-                    output: String(decoding: outData, as: UTF8.self),
-                    errors: String(decoding: errData, as: UTF8.self)))
+                continuation.resume(
+                    returning: Result(
+                        status: process.terminationStatus,
+                        output: String(decoding: outData, as: UTF8.self),
+                        errors: String(decoding: errData, as: UTF8.self)))
             }
         }
     }

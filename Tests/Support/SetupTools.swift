@@ -29,14 +29,16 @@ public enum SetupTools {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        let output = Pipe(), errors = Pipe()
+        let output = Pipe()
+        let errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
         do { try process.run() } catch { throw Failure(description: "\(what): \(error)") }
         let (text, errorText) = readToEnd(output, errors)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw Failure(description: "\(what) failed with status \(process.terminationStatus): \(String(decoding: errorText, as: UTF8.self))")
+            throw Failure(
+                description: "\(what) failed with status \(process.terminationStatus): \(String(decoding: errorText, as: UTF8.self))")
         }
         return String(decoding: text, as: UTF8.self)
     }
@@ -73,11 +75,15 @@ public enum SetupTools {
             if FileManager.default.fileExists(atPath: marker.path) { return venv }
             try? FileManager.default.removeItem(at: venv)
             guard let python = which("python3") else {
-                throw Failure(description: "python3 is required to set up \(packages.joined(separator: ", ")): install it (apt-get install python3 python3-venv)")
+                throw Failure(
+                    description:
+                        "python3 is required to set up \(packages.joined(separator: ", ")): install it (apt-get install python3 python3-venv)"
+                )
             }
             try run(python, ["-m", "venv", venv.path], what: "creating .build/\(name) (is python3-venv installed?)")
-            try run(venv.appendingPathComponent("bin/pip").path, ["install", "--quiet", "--disable-pip-version-check"] + packages,
-                    what: "pip install \(packages.joined(separator: " ")) (is PyPI reachable?)")
+            try run(
+                venv.appendingPathComponent("bin/pip").path, ["install", "--quiet", "--disable-pip-version-check"] + packages,
+                what: "pip install \(packages.joined(separator: " ")) (is PyPI reachable?)")
             _ = FileManager.default.createFile(atPath: marker.path, contents: Data())
             return venv
         }

@@ -25,7 +25,10 @@ func reachability() -> Int32 {
         var linkUp: ContinuousClock.Instant?
         var ip: Process?
         for await status in statuses.stream {
-            let since = linkUp.map { ContinuousClock.now - $0 }.map { String(format: "%.3f", Double($0.components.attoseconds) / 1e18 + Double($0.components.seconds)) } ?? "-"
+            let since =
+                linkUp.map { ContinuousClock.now - $0 }.map {
+                    String(format: "%.3f", Double($0.components.attoseconds) / 1e18 + Double($0.components.seconds))
+                } ?? "-"
             say("status \(status) \(since)")
             if linkUp == nil {
                 linkUp = ContinuousClock.now
@@ -81,12 +84,15 @@ func drain(baseURL: URL, temporaryDirectory: URL, signalTwice: Bool) -> Never {
         say(String(format: "exit %d after %.3f", status, seconds))
         exit(status)
     }
-    client.post("upload", constructingBody: { form in
-        form.append(data: Data(repeating: 7, count: 64 * 1024), name: "file", fileName: "f.bin", mimeType: "application/octet-stream")
-        form.throttleBandwidth(packetSize: 8 * 1024, delay: 0.1)
-    }, success: { _, _ in say("upload ok") }, failure: { _, error in say("upload failed \(error)") })
-    client.get("drip", parameters: ["numbytes": 100, "duration": 20], success: { _, _ in say("download ok") },
-               failure: { _, error in say("download failed \(error)") })
+    client.post(
+        "upload",
+        constructingBody: { form in
+            form.append(data: Data(repeating: 7, count: 64 * 1024), name: "file", fileName: "f.bin", mimeType: "application/octet-stream")
+            form.throttleBandwidth(packetSize: 8 * 1024, delay: 0.1)
+        }, success: { _, _ in say("upload ok") }, failure: { _, error in say("upload failed \(error)") })
+    client.get(
+        "drip", parameters: ["numbytes": 100, "duration": 20], success: { _, _ in say("download ok") },
+        failure: { _, error in say("download failed \(error)") })
     Task {
         var count = 0
         for await _ in started.stream {
@@ -110,13 +116,16 @@ func proxyGet(baseURL: URL) -> Never {
     configuration.monitorsReachability = false
     let client = HTTPClient(baseURL: baseURL, configuration: configuration)
     let done = DispatchSemaphore(value: 0)
-    client.get("proxied", success: { operation, _ in
-        say("status \(operation.response?.statusCode ?? 0)")
-        done.signal()
-    }, failure: { operation, error in
-        say("status \(operation.response?.statusCode ?? 0) error \(error)")
-        done.signal()
-    })
+    client.get(
+        "proxied",
+        success: { operation, _ in
+            say("status \(operation.response?.statusCode ?? 0)")
+            done.signal()
+        },
+        failure: { operation, error in
+            say("status \(operation.response?.statusCode ?? 0) error \(error)")
+            done.signal()
+        })
     exit(done.wait(timeout: .now() + 10) == .success ? 0 : 1)
 }
 

@@ -1,5 +1,5 @@
-import Foundation
 import ConveyorLocking
+import Foundation
 
 /// Counts running operations and says when a network activity indicator should show
 /// (AFNetworking's `AFNetworkActivityIndicatorManager`).

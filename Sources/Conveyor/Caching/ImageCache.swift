@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(UIKit)
-import UIKit
+    import UIKit
 #endif
 
 /// An in-memory cache of images, keyed by URL (and an optional processing identifier, so a
@@ -29,10 +30,11 @@ public final class ImageCache: Sendable {
         self.purgedCost = min(purgedCost, costLimit)
         storage = LRUCache()
         #if canImport(UIKit) && !os(watchOS)
-        let storage = storage
-        NotificationCenter.default.addObserver(forName: UIApplication.didReceiveMemoryWarningNotification, object: nil, queue: nil) { _ in
-            storage.removeAll()
-        }
+            let storage = storage
+            NotificationCenter.default.addObserver(forName: UIApplication.didReceiveMemoryWarningNotification, object: nil, queue: nil) {
+                _ in
+                storage.removeAll()
+            }
         #endif
     }
 

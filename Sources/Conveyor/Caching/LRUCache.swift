@@ -1,5 +1,5 @@
-import Foundation
 import ConveyorLocking
+import Foundation
 
 /// A thread-safe least-recently-used cache with cost and count limits and optional expiry.
 ///
@@ -150,12 +150,22 @@ public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
     /// The most total cost kept; lowering it evicts at once.
     public var costLimit: Int {
         get { state.withLock { $0.costLimit } }
-        set { state.withLock { $0.costLimit = newValue; $0.trim(toCost: newValue, count: $0.countLimit) } }
+        set {
+            state.withLock {
+                $0.costLimit = newValue
+                $0.trim(toCost: newValue, count: $0.countLimit)
+            }
+        }
     }
 
     /// The most entries kept; lowering it evicts at once.
     public var countLimit: Int {
         get { state.withLock { $0.countLimit } }
-        set { state.withLock { $0.countLimit = newValue; $0.trim(toCost: $0.costLimit, count: newValue) } }
+        set {
+            state.withLock {
+                $0.countLimit = newValue
+                $0.trim(toCost: $0.costLimit, count: newValue)
+            }
+        }
     }
 }

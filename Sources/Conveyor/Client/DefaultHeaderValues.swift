@@ -26,22 +26,23 @@ enum DefaultHeaderValues {
         let program = (bundle?["CFBundleExecutable"] as? String) ?? info.processName
         let version = (bundle?["CFBundleShortVersionString"] as? String).map { "/\($0)" } ?? ""
         #if os(Linux)
-        let platform = "Linux"
+            let platform = "Linux"
         #elseif os(macOS)
-        let platform = "macOS"
+            let platform = "macOS"
         #elseif os(iOS)
-        let platform = "iOS"
+            let platform = "iOS"
         #elseif os(tvOS)
-        let platform = "tvOS"
+            let platform = "tvOS"
         #elseif os(watchOS)
-        let platform = "watchOS"
+            let platform = "watchOS"
         #elseif os(visionOS)
-        let platform = "visionOS"
+            let platform = "visionOS"
         #else
-        let platform = "Unknown"
+            let platform = "Unknown"
         #endif
         let os = info.operatingSystemVersion
-        let text = "\(program)\(version) Conveyor/\(ConveyorLibrary.version) (\(platform) \(os.majorVersion).\(os.minorVersion).\(os.patchVersion))"
+        let text =
+            "\(program)\(version) Conveyor/\(ConveyorLibrary.version) (\(platform) \(os.majorVersion).\(os.minorVersion).\(os.patchVersion))"
         // Header values must be ASCII: keep a program name with other characters readable.
         return String(text.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 ? Character($0) : "?" })
     }()

@@ -1,9 +1,10 @@
-import Foundation
 import ConveyorLocking
+import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension Notification.Name {

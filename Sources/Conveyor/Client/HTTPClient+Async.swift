@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Async continuations resume on this queue rather than the callback queue: an awaiting Task
@@ -30,15 +31,19 @@ extension HTTPClient {
         let box = OperationCancellationBox()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let operation = self.operation(with: request, success: { operation, value in
-                    continuation.resume(returning: HTTPResponse(
-                        request: operation.currentRequest, response: operation.response!,
-                        data: operation.responseData ?? Data(), value: value as! Serializer.Output,
-                        metrics: operation.metrics!
-                    ))
-                }, failure: { _, error in
-                    continuation.resume(throwing: error)
-                })
+                let operation = self.operation(
+                    with: request,
+                    success: { operation, value in
+                        continuation.resume(
+                            returning: HTTPResponse(
+                                request: operation.currentRequest, response: operation.response!,
+                                data: operation.responseData ?? Data(), value: value as! Serializer.Output,
+                                metrics: operation.metrics!
+                            ))
+                    },
+                    failure: { _, error in
+                        continuation.resume(throwing: error)
+                    })
                 operation.responseSerializer = responseSerializer
                 operation.callbackQueue = asyncResumeQueue  // progress blocks, in order
                 operation.mutableState.withLock { $0.deliversInline = true }  // resuming needs no hop
@@ -63,7 +68,8 @@ extension HTTPClient {
         method: HTTPMethod, path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil
     ) async throws -> HTTPResponse<Data> {
         try await response(
-            for: request(method: method, path: path, parameters: parameters, requestSerializer: requestSerializer), responseSerializer: DataResponseSerializer()
+            for: request(method: method, path: path, parameters: parameters, requestSerializer: requestSerializer),
+            responseSerializer: DataResponseSerializer()
         )
     }
 
@@ -79,7 +85,8 @@ extension HTTPClient {
         method: HTTPMethod, path: String, body: Body, requestSerializer: (any RequestSerializer)? = nil
     ) async throws -> HTTPResponse<Data> {
         try await response(
-            for: request(method: method, path: path, encodable: body, requestSerializer: requestSerializer), responseSerializer: DataResponseSerializer()
+            for: request(method: method, path: path, encodable: body, requestSerializer: requestSerializer),
+            responseSerializer: DataResponseSerializer()
         )
     }
 

@@ -1,7 +1,8 @@
-import Foundation
 import ConveyorLocking
+import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension HTTPClient {
@@ -48,13 +49,15 @@ extension HTTPClient {
         }
         for operation in operations {
             let (success, failure) = operation.mutableState.withLock { ($0.success, $0.failure) }
-            operation.setCompletionBlock(success: { operation, value in
-                success?(operation, value)
-                report()
-            }, failure: { operation, error in
-                failure?(operation, error)
-                report()
-            })
+            operation.setCompletionBlock(
+                success: { operation, value in
+                    success?(operation, value)
+                    report()
+                },
+                failure: { operation, error in
+                    failure?(operation, error)
+                    report()
+                })
         }
         operations.forEach(enqueue)
         return overall

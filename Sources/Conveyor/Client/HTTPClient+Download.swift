@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension HTTPClient {
@@ -55,11 +56,13 @@ extension HTTPClient {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let operation = downloadOperation(for: request, to: destination, options: options, progress: progress)
-                operation.setCompletionBlock(success: { operation, _ in
-                    continuation.resume(returning: (operation as! FileDownloadOperation).destinationURL!)
-                }, failure: { _, error in
-                    continuation.resume(throwing: error)
-                })
+                operation.setCompletionBlock(
+                    success: { operation, _ in
+                        continuation.resume(returning: (operation as! FileDownloadOperation).destinationURL!)
+                    },
+                    failure: { _, error in
+                        continuation.resume(throwing: error)
+                    })
                 box.set(operation)
                 enqueue(operation)
             }

@@ -1,7 +1,8 @@
-import Foundation
 import ConveyorLocking
+import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension HTTPClient {

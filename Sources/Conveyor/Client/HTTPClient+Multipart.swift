@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension HTTPClient {
@@ -38,8 +39,8 @@ extension HTTPClient {
         }
         if let throttle = form.throttle {
             #if !canImport(Darwin)
-            // corelibs sends stream bodies chunked; a Content-Length beside chunking is invalid.
-            request.setHeader(nil, for: "Content-Length")
+                // corelibs sends stream bodies chunked; a Content-Length beside chunking is invalid.
+                request.setHeader(nil, for: "Content-Length")
             #endif
             if inMemory {
                 request.httpBodyStream = ThrottledInputStream(
@@ -52,7 +53,8 @@ extension HTTPClient {
         try form.writeEncodedData(to: file)
         let stream: InputStream
         if let throttle = form.throttle {
-            stream = ThrottledInputStream(source: .file(file), length: form.contentLength, packetSize: throttle.packetSize, delay: throttle.delay)
+            stream = ThrottledInputStream(
+                source: .file(file), length: form.contentLength, packetSize: throttle.packetSize, delay: throttle.delay)
         } else if let fileStream = InputStream(url: file) {
             stream = fileStream
         } else {

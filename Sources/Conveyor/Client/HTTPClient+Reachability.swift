@@ -1,5 +1,5 @@
-import Foundation
 import ConveyorLocking
+import Foundation
 
 extension HTTPClient {
     /// The reachability of the client's base URL host; `.unknown` when monitoring is off

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension HTTPClient {
@@ -66,7 +67,8 @@ extension HTTPClient {
         _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
-        enqueueRequest(method: .get, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
+        enqueueRequest(
+            method: .get, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
     }
 
     /// Enqueues a `HEAD`; the success value is empty `Data`.
@@ -82,7 +84,8 @@ extension HTTPClient {
         _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
-        enqueueRequest(method: .head, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
+        enqueueRequest(
+            method: .head, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
     }
 
     /// Enqueues a `POST`; parameters go into the body.
@@ -98,7 +101,8 @@ extension HTTPClient {
         _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
-        enqueueRequest(method: .post, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
+        enqueueRequest(
+            method: .post, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
     }
 
     /// Enqueues a `PUT`; parameters go into the body.
@@ -114,7 +118,8 @@ extension HTTPClient {
         _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
-        enqueueRequest(method: .put, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
+        enqueueRequest(
+            method: .put, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
     }
 
     /// Enqueues a `PATCH`; parameters go into the body.
@@ -130,7 +135,8 @@ extension HTTPClient {
         _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
-        enqueueRequest(method: .patch, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
+        enqueueRequest(
+            method: .patch, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
     }
 
     /// Enqueues a `DELETE`; parameters go into the query string.
@@ -146,6 +152,7 @@ extension HTTPClient {
         _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
-        enqueueRequest(method: .delete, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
+        enqueueRequest(
+            method: .delete, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
     }
 }

@@ -1,7 +1,8 @@
-import Foundation
 import ConveyorLocking
+import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The client for one web API: a base URL, default headers, a request serializer, and an
@@ -72,7 +73,8 @@ open class HTTPClient: @unchecked Sendable {
 
     private static func normalized(_ url: URL) -> URL {
         guard !url.path.isEmpty, !url.absoluteString.hasSuffix("/"),
-              var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        else { return url }
         components.path += "/"
         return components.url ?? url
     }
@@ -115,8 +117,9 @@ open class HTTPClient: @unchecked Sendable {
     /// - Throws: ``ConveyorError/invalidURL(path:baseURL:)`` when the result is not an http(s) URL.
     open func url(for path: String) throws -> URL {
         guard let url = pathResolver.resolve(path),
-              let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = url.host, !host.isEmpty else {
+            let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = url.host, !host.isEmpty
+        else {
             throw ConveyorError.invalidURL(path: path, baseURL: baseURL)
         }
         return url

@@ -25,9 +25,9 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         set {
             let index = fields.firstIndex { $0.name.equalsIgnoringASCIICase(name) }
             switch (index, newValue) {
-            case let (index?, value?): fields[index].value = value
-            case let (index?, nil): fields.remove(at: index)
-            case let (nil, value?): fields.append((name, value))
+            case (let index?, let value?): fields[index].value = value
+            case (let index?, nil): fields.remove(at: index)
+            case (nil, let value?): fields.append((name, value))
             case (nil, nil): break
             }
         }
@@ -48,9 +48,10 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// Fields compare equal when they have the same names (ignoring case), values and order.
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
-        lhs.fields.count == rhs.fields.count && zip(lhs.fields, rhs.fields).allSatisfy {
-            $0.name.equalsIgnoringASCIICase($1.name) && $0.value == $1.value
-        }
+        lhs.fields.count == rhs.fields.count
+            && zip(lhs.fields, rhs.fields).allSatisfy {
+                $0.name.equalsIgnoringASCIICase($1.name) && $0.value == $1.value
+            }
     }
 
     /// The fields, one `Name: value` per line.

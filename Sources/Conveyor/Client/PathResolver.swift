@@ -35,7 +35,9 @@ struct PathResolver: Sendable {
             // keeps the base path): Foundation resolves those.
             return false
         }
-        var segmentStart = true, dots = 0, inQuery = false
+        var segmentStart = true
+        var dots = 0
+        var inQuery = false
         for byte in path.utf8 {
             if inQuery {
                 // The query is taken as it is; only its characters are checked.

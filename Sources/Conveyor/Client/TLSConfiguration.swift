@@ -72,16 +72,17 @@ public struct TLSConfiguration: Sendable, Equatable {
         for source in certificateAuthorities {
             let pem: Data
             switch source {
-            case let .pemData(data):
+            case .pemData(let data):
                 pem = data
-            case let .pemFile(url):
+            case .pemFile(let url):
                 guard let data = try? Data(contentsOf: url) else {
                     throw .serverTrustFailed(host: "any host", reason: "the certificate authority file \(url.path) could not be read")
                 }
                 pem = data
             }
             guard String(decoding: pem, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
-                throw .serverTrustFailed(host: "any host", reason: "a certificate authority holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+                throw .serverTrustFailed(
+                    host: "any host", reason: "a certificate authority holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
             }
             bundle.append(pem)
             bundle.append(UInt8(ascii: "\n"))

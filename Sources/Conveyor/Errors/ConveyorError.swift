@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The one error type Conveyor reports.
@@ -63,8 +64,9 @@ public enum ConveyorError: Error, Sendable {
         /// A readable explanation.
         public var description: String {
             switch self {
-            case let .unsupportedValue(key, type): return "the value for \"\(key)\" has type \(type), which this serializer cannot encode"
-            case let .encoderFailed(error): return "the encoder failed: \(error)"
+            case .unsupportedValue(let key, let type):
+                return "the value for \"\(key)\" has type \(type), which this serializer cannot encode"
+            case .encoderFailed(let error): return "the encoder failed: \(error)"
             case .missingURL: return "the request has no URL"
             }
         }
@@ -88,12 +90,12 @@ public enum ConveyorError: Error, Sendable {
         /// A readable explanation naming the file.
         public var description: String {
             switch self {
-            case let .notAFileURL(url): return "\(url.absoluteString) is not a file URL"
-            case let .fileNotFound(url): return "no file at \(url.path)"
-            case let .fileIsDirectory(url): return "\(url.path) is a directory, not a file"
-            case let .fileNotReadable(url): return "\(url.path) is not readable"
-            case let .partReadFailed(name, expected, read): return "part \"\(name)\" delivered \(read) of \(expected) bytes"
-            case let .bodyFileWriteFailed(url, error): return "could not write the body file \(url.path): \(error)"
+            case .notAFileURL(let url): return "\(url.absoluteString) is not a file URL"
+            case .fileNotFound(let url): return "no file at \(url.path)"
+            case .fileIsDirectory(let url): return "\(url.path) is a directory, not a file"
+            case .fileNotReadable(let url): return "\(url.path) is not readable"
+            case .partReadFailed(let name, let expected, let read): return "part \"\(name)\" delivered \(read) of \(expected) bytes"
+            case .bodyFileWriteFailed(let url, let error): return "could not write the body file \(url.path): \(error)"
             }
         }
     }
@@ -113,10 +115,11 @@ public enum ConveyorError: Error, Sendable {
         /// A readable explanation naming the path.
         public var description: String {
             switch self {
-            case let .cannotCreateFile(url, error): return "cannot create \(url.path): \(error.localizedDescription)"
-            case let .writeFailed(url, error): return "writing \(url.path) failed: \(error.localizedDescription)"
-            case let .destinationExists(url): return "\(url.path) already exists (.removePreviousFile replaces a regular file; directories and links are never replaced)"
-            case let .cannotMoveFile(url, error): return "cannot move the download to \(url.path): \(error.localizedDescription)"
+            case .cannotCreateFile(let url, let error): return "cannot create \(url.path): \(error.localizedDescription)"
+            case .writeFailed(let url, let error): return "writing \(url.path) failed: \(error.localizedDescription)"
+            case .destinationExists(let url):
+                return "\(url.path) already exists (.removePreviousFile replaces a regular file; directories and links are never replaced)"
+            case .cannotMoveFile(let url, let error): return "cannot move the download to \(url.path): \(error.localizedDescription)"
             }
         }
     }
@@ -135,10 +138,11 @@ public enum ConveyorError: Error, Sendable {
         /// A readable explanation.
         public var description: String {
             switch self {
-            case let .cannotOpen(error): return "the output stream could not be opened\(error.map { ": \($0.localizedDescription)" } ?? "")"
-            case let .writeFailed(count, error):
-                return "the output stream refused bytes after \(count)\(error.map { ": \($0.localizedDescription)" } ?? " (closed, or full)")"
-            case let .cannotRestart(count):
+            case .cannotOpen(let error): return "the output stream could not be opened\(error.map { ": \($0.localizedDescription)" } ?? "")"
+            case .writeFailed(let count, let error):
+                return
+                    "the output stream refused bytes after \(count)\(error.map { ": \($0.localizedDescription)" } ?? " (closed, or full)")"
+            case .cannotRestart(let count):
                 return "the server restarted the body, but \(count) bytes are already in the output stream, which cannot be rewound"
             }
         }
@@ -187,10 +191,11 @@ public enum ConveyorError: Error, Sendable {
         /// A readable explanation.
         public var description: String {
             switch self {
-            case let .tooManyRedirects(max, response):
+            case .tooManyRedirects(let max, let response):
                 return "more than \(max) redirects (last: \(response.statusCode) from \(response.url?.absoluteString ?? "?"))"
-            case let .invalidLocation(location, response):
-                return "the \(response.statusCode) redirect's Location \(location.map { "\"\($0)\"" } ?? "header is missing") is not an http(s) URL"
+            case .invalidLocation(let location, let response):
+                return
+                    "the \(response.statusCode) redirect's Location \(location.map { "\"\($0)\"" } ?? "header is missing") is not an http(s) URL"
             }
         }
     }
@@ -200,16 +205,16 @@ extension ConveyorError {
     /// The HTTP response involved in the failure, when there was one.
     public var response: HTTPURLResponse? {
         switch self {
-        case let .unacceptableStatusCode(_, response, _), let .unacceptableContentType(_, _, response, _):
+        case .unacceptableStatusCode(_, let response, _), .unacceptableContentType(_, _, let response, _):
             return response
-        case let .responseSerializationFailed(_, response, _), let .authenticationFailed(response, _):
+        case .responseSerializationFailed(_, let response, _), .authenticationFailed(let response, _):
             return response
-        case let .redirectFailed(.tooManyRedirects(_, response)), let .redirectFailed(.invalidLocation(_, response)):
+        case .redirectFailed(.tooManyRedirects(_, let response)), .redirectFailed(.invalidLocation(_, let response)):
             return response
-        case let .responseTooLarge(_, response):
+        case .responseTooLarge(_, let response):
             return response
         case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
-             .network, .serverTrustFailed, .invalidHeader:
+            .network, .serverTrustFailed, .invalidHeader:
             return nil
         }
     }
@@ -217,12 +222,12 @@ extension ConveyorError {
     /// The response body received before the failure, when there was one.
     public var responseData: Data? {
         switch self {
-        case let .unacceptableStatusCode(_, _, data), let .unacceptableContentType(_, _, _, data):
+        case .unacceptableStatusCode(_, _, let data), .unacceptableContentType(_, _, _, let data):
             return data
-        case let .responseSerializationFailed(_, _, data), let .authenticationFailed(_, data):
+        case .responseSerializationFailed(_, _, let data), .authenticationFailed(_, let data):
             return data
         case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
-             .network, .redirectFailed, .responseTooLarge, .serverTrustFailed, .invalidHeader:
+            .network, .redirectFailed, .responseTooLarge, .serverTrustFailed, .invalidHeader:
             return nil
         }
     }
@@ -230,15 +235,15 @@ extension ConveyorError {
     /// The lower-level error behind this one, if any.
     public var underlyingError: (any Error)? {
         switch self {
-        case let .responseSerializationFailed(underlying, _, _): return underlying
-        case let .parameterEncodingFailed(.encoderFailed(underlying)): return underlying
-        case let .multipartEncodingFailed(.bodyFileWriteFailed(_, underlying)): return underlying
-        case let .downloadFailed(.cannotCreateFile(_, underlying)), let .downloadFailed(.writeFailed(_, underlying)),
-             let .downloadFailed(.cannotMoveFile(_, underlying)):
+        case .responseSerializationFailed(let underlying, _, _): return underlying
+        case .parameterEncodingFailed(.encoderFailed(let underlying)): return underlying
+        case .multipartEncodingFailed(.bodyFileWriteFailed(_, let underlying)): return underlying
+        case .downloadFailed(.cannotCreateFile(_, let underlying)), .downloadFailed(.writeFailed(_, let underlying)),
+            .downloadFailed(.cannotMoveFile(_, let underlying)):
             return underlying
-        case let .outputStreamFailed(.cannotOpen(underlying?)), let .outputStreamFailed(.writeFailed(_, underlying?)):
+        case .outputStreamFailed(.cannotOpen(let underlying?)), .outputStreamFailed(.writeFailed(_, let underlying?)):
             return underlying
-        case let .network(error): return error
+        case .network(let error): return error
         default: return nil
         }
     }
@@ -257,40 +262,44 @@ extension ConveyorError: CustomStringConvertible, LocalizedError {
     /// A readable sentence describing the failure, including a short preview of any body.
     public var description: String {
         switch self {
-        case let .invalidURL(path, baseURL):
+        case .invalidURL(let path, let baseURL):
             return "Invalid URL: \"\(path)\" cannot be resolved against \(baseURL?.absoluteString ?? "no base URL")."
-        case let .parameterEncodingFailed(reason):
+        case .parameterEncodingFailed(let reason):
             return "Parameter encoding failed: \(reason)."
-        case let .multipartEncodingFailed(reason):
+        case .multipartEncodingFailed(let reason):
             return "Multipart encoding failed: \(reason)."
-        case let .downloadFailed(reason):
+        case .downloadFailed(let reason):
             return "Download failed: \(reason)."
-        case let .outputStreamFailed(reason):
+        case .outputStreamFailed(let reason):
             return "Output stream failed: \(reason)."
-        case let .unacceptableStatusCode(code, response, data):
-            return "Request failed: unacceptable status code \(code) (\(HTTPURLResponse.localizedString(forStatusCode: code))) from \(Self.describe(response))\(Self.preview(data))."
-        case let .unacceptableContentType(type, acceptable, response, data):
-            return "Request failed: unacceptable content type \(type ?? "(none)") from \(Self.describe(response)); acceptable: \(acceptable.sorted().joined(separator: ", "))\(Self.preview(data))."
-        case let .responseSerializationFailed(underlying, response, data):
+        case .unacceptableStatusCode(let code, let response, let data):
+            return
+                "Request failed: unacceptable status code \(code) (\(HTTPURLResponse.localizedString(forStatusCode: code))) from \(Self.describe(response))\(Self.preview(data))."
+        case .unacceptableContentType(let type, let acceptable, let response, let data):
+            return
+                "Request failed: unacceptable content type \(type ?? "(none)") from \(Self.describe(response)); acceptable: \(acceptable.sorted().joined(separator: ", "))\(Self.preview(data))."
+        case .responseSerializationFailed(let underlying, let response, let data):
             return "Response serialization failed for \(response.map(Self.describe) ?? "a response"): \(underlying)\(Self.preview(data))."
-        case let .cancelled(reason):
+        case .cancelled(let reason):
             return "The operation was cancelled (\(reason))."
-        case let .timedOut(kind, interval):
+        case .timedOut(let kind, let interval):
             return kind == .idle
                 ? "The request timed out: \(kind) for \(Self.format(interval)) s."
                 : "The request timed out: \(kind) \(Self.format(interval)) s."
-        case let .network(error):
-            return "Network error \(error.code.rawValue): \(error.localizedDescription)\(error.failingURL.map { " (\(Self.redaction.url($0)))" } ?? "")."
-        case let .authenticationFailed(response, data):
+        case .network(let error):
+            return
+                "Network error \(error.code.rawValue): \(error.localizedDescription)\(error.failingURL.map { " (\(Self.redaction.url($0)))" } ?? "")."
+        case .authenticationFailed(let response, let data):
             return "Authentication failed\(response.map { ": \($0.statusCode) from \(Self.describe($0))" } ?? "")\(Self.preview(data))."
-        case let .redirectFailed(reason):
+        case .redirectFailed(let reason):
             return "Redirect failed: \(reason)."
-        case let .responseTooLarge(limit, response):
+        case .responseTooLarge(let limit, let response):
             return "Response too large: the body from \(Self.describe(response)) exceeds the \(limit)-byte limit for bodies kept in memory."
-        case let .serverTrustFailed(host, reason):
+        case .serverTrustFailed(let host, let reason):
             return "Server trust failed for \(host): \(reason)."
-        case let .invalidHeader(name):
-            return "Invalid header \"\(Self.printable(name))\": a name or value with CR, LF or NUL could inject other headers; nothing was sent."
+        case .invalidHeader(let name):
+            return
+                "Invalid header \"\(Self.printable(name))\": a name or value with CR, LF or NUL could inject other headers; nothing was sent."
         }
     }
 

@@ -1,8 +1,9 @@
 import Foundation
+
 #if canImport(UIKit)
-import UIKit
+    import UIKit
 #elseif canImport(AppKit)
-import AppKit
+    import AppKit
 #endif
 
 /// An image as bytes, with its format and pixel size read from the header.
@@ -85,10 +86,10 @@ public struct Image: Sendable, Equatable {
     public var decodedByteCount: Int { pixelWidth * pixelHeight * 4 }
 
     #if canImport(UIKit)
-    /// A `UIImage` decoded from the bytes (each call decodes anew).
-    public var platformImage: UIImage? { UIImage(data: data) }
+        /// A `UIImage` decoded from the bytes (each call decodes anew).
+        public var platformImage: UIImage? { UIImage(data: data) }
     #elseif canImport(AppKit)
-    /// An `NSImage` decoded from the bytes (each call decodes anew).
-    public var platformImage: NSImage? { NSImage(data: data) }
+        /// An `NSImage` decoded from the bytes (each call decodes anew).
+        public var platformImage: NSImage? { NSImage(data: data) }
     #endif
 }

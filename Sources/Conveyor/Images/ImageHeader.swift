@@ -64,10 +64,13 @@ enum ImageHeader {
         switch chunk {
         case "VP8 ":
             guard bytes.u8(23) == 0x9D, bytes.u8(24) == 0x01, bytes.u8(25) == 0x2A,
-                  let width = bytes.u16le(26), let height = bytes.u16le(28) else { return nil }
+                let width = bytes.u16le(26), let height = bytes.u16le(28)
+            else { return nil }
             return (width & 0x3FFF, height & 0x3FFF)
         case "VP8L":
-            guard bytes.u8(20) == 0x2F, let b0 = bytes.u8(21), let b1 = bytes.u8(22), let b2 = bytes.u8(23), let b3 = bytes.u8(24) else { return nil }
+            guard bytes.u8(20) == 0x2F, let b0 = bytes.u8(21), let b1 = bytes.u8(22), let b2 = bytes.u8(23), let b3 = bytes.u8(24) else {
+                return nil
+            }
             return (1 + (b0 | (b1 & 0x3F) << 8), 1 + (b1 >> 6 | b2 << 2 | (b3 & 0x0F) << 10))
         case "VP8X":
             guard let width = bytes.u24le(24), let height = bytes.u24le(27) else { return nil }
@@ -111,7 +114,9 @@ enum ImageHeader {
         var height: Int?
         for index in 0..<min(count, 512) {
             let entry = ifd + 2 + index * 12
-            guard let tag = bytes.u16(entry, bigEndian: bigEndian), let type = bytes.u16(entry + 2, bigEndian: bigEndian) else { return nil }
+            guard let tag = bytes.u16(entry, bigEndian: bigEndian), let type = bytes.u16(entry + 2, bigEndian: bigEndian) else {
+                return nil
+            }
             guard tag == 256 || tag == 257 else { continue }
             // SHORT (3) values sit in the first two bytes of the value field; LONG (4) fill it.
             let value = type == 3 ? bytes.u16(entry + 8, bigEndian: bigEndian) : bytes.u32(entry + 8, bigEndian: bigEndian)

@@ -9,9 +9,9 @@ extension DispatchQueue {
     /// owned by Conveyor, which keeps completions ordered without stranding anybody.
     public static var conveyorDefaultCallbackQueue: DispatchQueue {
         #if canImport(Darwin)
-        return .main
+            return .main
         #else
-        return linuxCallbackQueue
+            return linuxCallbackQueue
         #endif
     }
 }

@@ -1,5 +1,5 @@
-import Foundation
 import ConveyorLocking
+import Foundation
 
 /// A one-shot timer on the shared ``DeadlineScheduler``: fires its handler once at its
 /// deadline unless cancelled first; `schedule(after:)` arms it again (also from its handler).
@@ -162,7 +162,8 @@ extension DeadlineScheduler.State {
         heap.removeLast()
         var parent = 0
         while true {
-            let left = 2 * parent + 1, right = left + 1
+            let left = 2 * parent + 1
+            let right = left + 1
             var smallest = parent
             if left < heap.count, heap[left].deadline < heap[smallest].deadline { smallest = left }
             if right < heap.count, heap[right].deadline < heap[smallest].deadline { smallest = right }

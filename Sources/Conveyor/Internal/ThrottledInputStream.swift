@@ -40,7 +40,7 @@ final class ThrottledInputStream: InputStream {
     }
 
     override func open() {
-        if case let .file(url) = source { handle = try? FileHandle(forReadingFrom: url) }
+        if case .file(let url) = source { handle = try? FileHandle(forReadingFrom: url) }
         status = .open
     }
 
@@ -63,7 +63,7 @@ final class ThrottledInputStream: InputStream {
         let count = min(maxLength, packetSize, length - offset)
         let chunk: Data
         switch source {
-        case let .data(data):
+        case .data(let data):
             chunk = data.subdata(in: offset..<(offset + count))
         case .file:
             guard let read = try? handle?.read(upToCount: count), !read.isEmpty else {

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension NetworkLogger {
@@ -23,7 +24,8 @@ extension NetworkLogger {
             lines.append("  \(name): \(settings.redaction.header(value, named: name))")
         }
         if let body = request.httpBody, !body.isEmpty {
-            lines.append("  body: " + bodyText(body, contentType: request.value(forHTTPHeaderField: "Content-Type"), charset: nil, settings))
+            lines.append(
+                "  body: " + bodyText(body, contentType: request.value(forHTTPHeaderField: "Content-Type"), charset: nil, settings))
         } else if request.httpBodyStream != nil {
             lines.append("  body: <streamed>")
         }
@@ -52,7 +54,8 @@ extension NetworkLogger {
     /// `<2.1 MB image/png>`.
     func bodyText(_ body: Data, contentType: String?, charset: String?, _ settings: State) -> String {
         let type = contentType?.lowercased() ?? ""
-        let textual = type.hasPrefix("text/") || type.contains("json") || type.contains("xml")
+        let textual =
+            type.hasPrefix("text/") || type.contains("json") || type.contains("xml")
             || type.hasPrefix("application/x-www-form-urlencoded") || type.contains("javascript") || type.isEmpty
         guard textual, let text = try? CharsetDecoder.decode(body, charset: charset), !text.contains("\u{0}") else {
             return "<\(Self.size(Int64(body.count))) \(type.isEmpty ? "binary" : type)>"

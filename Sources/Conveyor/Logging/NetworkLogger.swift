@@ -1,7 +1,8 @@
-import Foundation
 import ConveyorLocking
+import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Logs requests and responses, for debug builds: AFNetworking's `AFHTTPRequestOperationLogger`.
@@ -145,10 +146,15 @@ public final class NetworkLogger: @unchecked Sendable {
         guard needed else { return }
         let center = NotificationCenter.default
         let observers = [
-            center.addObserver(forName: .conveyorOperationDidStart, object: nil, queue: nil) { [weak self] in self?.operationDidStart($0.object) },
-            center.addObserver(forName: .conveyorOperationDidFinish, object: nil, queue: nil) { [weak self] in self?.operationDidFinish($0.object) },
+            center.addObserver(forName: .conveyorOperationDidStart, object: nil, queue: nil) { [weak self] in
+                self?.operationDidStart($0.object)
+            },
+            center.addObserver(forName: .conveyorOperationDidFinish, object: nil, queue: nil) { [weak self] in
+                self?.operationDidFinish($0.object)
+            },
             center.addObserver(forName: .conveyorOperationWillRetry, object: nil, queue: nil) { [weak self] in
-                self?.operationWillRetry($0.object, attempt: $0.userInfo?["attempt"] as? Int ?? 0, error: $0.userInfo?["error"] as? ConveyorError)
+                self?.operationWillRetry(
+                    $0.object, attempt: $0.userInfo?["attempt"] as? Int ?? 0, error: $0.userInfo?["error"] as? ConveyorError)
             },
         ].map { UncheckedSendableBox(value: $0) }
         let duplicate = state.withLock { state -> Bool in
@@ -196,7 +202,8 @@ public final class NetworkLogger: @unchecked Sendable {
         }
         guard let attemptTime, let settings = settings(for: operation, recordingStart: nil), settings.level <= .info else { return }
         let status = operation.response.map { "\($0.statusCode) " } ?? ""
-        var entry = "↻ \(status)\(describe(operation.currentRequest, settings)) [attempt \(attempt - 1), \(Self.seconds(attemptTime))] retrying"
+        var entry =
+            "↻ \(status)\(describe(operation.currentRequest, settings)) [attempt \(attempt - 1), \(Self.seconds(attemptTime))] retrying"
         if let error { entry += ": \(redacted(error, settings))" }
         if settings.level == .debug { entry += "\n  next attempt: \(attempt)" }
         emit(entry, level: .info, settings)

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// What the logger and ``HTTPRequestOperation/cURLDescription`` hide: header values, query
@@ -22,7 +23,9 @@ public struct Redaction: Sendable {
     ///   - parameterNames: Query and body field names to hide; default common secret names.
     public init(
         headerNames: Set<String> = ["Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-API-Key", "X-Auth-Token"],
-        parameterNames: Set<String> = ["token", "access_token", "refresh_token", "api_key", "apikey", "password", "secret", "client_secret"]
+        parameterNames: Set<String> = [
+            "token", "access_token", "refresh_token", "api_key", "apikey", "password", "secret", "client_secret",
+        ]
     ) {
         self.headerNames = Set(headerNames.map { $0.lowercased() })
         self.parameterNames = Set(parameterNames.map { $0.lowercased() })
@@ -47,7 +50,9 @@ public struct Redaction: Sendable {
         guard let url else { return "(no URL)" }
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
         if components.password != nil { components.password = Self.placeholder }
-        if let items = components.percentEncodedQueryItems, items.contains(where: { parameterNames.contains(($0.name.removingPercentEncoding ?? $0.name).lowercased()) }) {
+        if let items = components.percentEncodedQueryItems,
+            items.contains(where: { parameterNames.contains(($0.name.removingPercentEncoding ?? $0.name).lowercased()) })
+        {
             components.percentEncodedQueryItems = items.map { item in
                 parameterNames.contains((item.name.removingPercentEncoding ?? item.name).lowercased()) && item.value != nil
                     ? URLQueryItem(name: item.name, value: "%3Credacted%3E") : item
@@ -69,9 +74,12 @@ public struct Redaction: Sendable {
     private func structured(_ text: String, contentType: String?) -> String {
         let type = contentType?.lowercased() ?? ""
         if type.contains("json"), let data = text.data(using: .utf8),
-           let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) {
+            let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        {
             let redacted = redactJSON(object)
-            if let output = try? JSONSerialization.data(withJSONObject: redacted, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes]) {
+            if let output = try? JSONSerialization.data(
+                withJSONObject: redacted, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
+            {
                 return String(decoding: output, as: UTF8.self)
             }
         }

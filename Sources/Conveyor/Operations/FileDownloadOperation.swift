@@ -1,7 +1,8 @@
-import Foundation
 import ConveyorLocking
+import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// An operation that streams the response body into a file as it arrives; the bytes never
@@ -97,7 +98,8 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
     public var resumeState: ResumeState? {
         mutableState.withLock { state in
             guard state.state == .paused, state.resumeOffset > 0, let validator = state.resumeValidator,
-                  let file = state.bodyFile, let url = state.currentRequest.url else { return nil }
+                let file = state.bodyFile, let url = state.currentRequest.url
+            else { return nil }
             return ResumeState(url: url, validator: validator, bytesReceived: state.resumeOffset, partialFile: file.url)
         }
     }
@@ -158,7 +160,8 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
         if !Self.mayWrite(to: target, options: options) { throw ConveyorError.downloadFailed(reason: .destinationExists(target)) }
         settings.withLock { $0.target = target }
         if let partialFile { return try ResponseBodyFile(url: partialFile, appending: true) }
-        return try ResponseBodyFile(url: directory.appendingPathComponent(".\(target.lastPathComponent).conveyor-partial-\(UUID().uuidString)"))
+        return try ResponseBodyFile(
+            url: directory.appendingPathComponent(".\(target.lastPathComponent).conveyor-partial-\(UUID().uuidString)"))
     }
 
     override func serializeResponse(
@@ -204,9 +207,9 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
     static func target(for destination: Destination, response: HTTPURLResponse) -> URL {
         let name = suggestedFileName(for: response)
         switch destination {
-        case let .directory(directory): return directory.appendingPathComponent(name)
-        case let .file(url): return url
-        case let .custom(decide): return decide(response, name)
+        case .directory(let directory): return directory.appendingPathComponent(name)
+        case .file(let url): return url
+        case .custom(let decide): return decide(response, name)
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(UIKit) && !os(watchOS)
-import UIKit
+    import UIKit
 #endif
 
 /// What `setShouldExecuteAsBackgroundTask` asked for, and the task held meanwhile.
@@ -26,35 +27,35 @@ extension HTTPRequestOperation {
     /// Begins the requested background task, if any (called at start).
     func beginBackgroundTaskIfRequested() {
         #if canImport(UIKit) && !os(watchOS)
-        guard let request = mutableState.withLock({ $0.backgroundTask }), request.identifier == nil else { return }
-        DispatchQueue.main.async { [self] in
-            MainActor.assumeIsolated {
-                let identifier = UIApplication.shared.beginBackgroundTask { [self] in
-                    request.expirationHandler?()
-                    cancel()
-                    endBackgroundTaskIfAny()
+            guard let request = mutableState.withLock({ $0.backgroundTask }), request.identifier == nil else { return }
+            DispatchQueue.main.async { [self] in
+                MainActor.assumeIsolated {
+                    let identifier = UIApplication.shared.beginBackgroundTask { [self] in
+                        request.expirationHandler?()
+                        cancel()
+                        endBackgroundTaskIfAny()
+                    }
+                    let finished = mutableState.withLock { state -> Bool in
+                        state.backgroundTask?.identifier = identifier.rawValue
+                        return state.state == .finished
+                    }
+                    if finished { endBackgroundTaskIfAny() }
                 }
-                let finished = mutableState.withLock { state -> Bool in
-                    state.backgroundTask?.identifier = identifier.rawValue
-                    return state.state == .finished
-                }
-                if finished { endBackgroundTaskIfAny() }
             }
-        }
         #endif
     }
 
     /// Ends the background task, if one is held (called at finish).
     func endBackgroundTaskIfAny() {
         #if canImport(UIKit) && !os(watchOS)
-        let identifier = mutableState.withLock { state -> Int? in
-            defer { state.backgroundTask?.identifier = nil }
-            return state.backgroundTask?.identifier
-        }
-        guard let identifier else { return }
-        DispatchQueue.main.async {
-            MainActor.assumeIsolated { UIApplication.shared.endBackgroundTask(UIBackgroundTaskIdentifier(rawValue: identifier)) }
-        }
+            let identifier = mutableState.withLock { state -> Int? in
+                defer { state.backgroundTask?.identifier = nil }
+                return state.backgroundTask?.identifier
+            }
+            guard let identifier else { return }
+            DispatchQueue.main.async {
+                MainActor.assumeIsolated { UIApplication.shared.endBackgroundTask(UIBackgroundTaskIdentifier(rawValue: identifier)) }
+            }
         #endif
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension HTTPRequestOperation {
@@ -136,7 +137,9 @@ extension HTTPRequestOperation {
             }
         }
         if let resource, resource > 0, resource.isFinite {
-            let timer = makeTimer(after: resource) { [weak self] in self?.fail(.timedOut(.resource, after: resource), response: nil, retryable: false) }
+            let timer = makeTimer(after: resource) { [weak self] in
+                self?.fail(.timedOut(.resource, after: resource), response: nil, retryable: false)
+            }
             mutableState.withLock { $0.resourceTimer = timer }
         }
     }

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension Notification.Name {
@@ -16,7 +17,8 @@ extension HTTPRequestOperation {
     func fail(_ error: ConveyorError, response: HTTPURLResponse?, retryable: Bool) {
         let context = mutableState.withLock { state -> (RetryPolicy, RetryPolicy.Context)? in
             guard retryable, !state.completionClaimed, state.state == .executing, !error.isCancelled else { return nil }
-            let context = RetryPolicy.Context(request: state.currentRequest, response: response, error: error, attemptCount: state.retryCount + 1)
+            let context = RetryPolicy.Context(
+                request: state.currentRequest, response: response, error: error, attemptCount: state.retryCount + 1)
             guard context.attemptCount < state.retryPolicy.maximumAttempts else { return nil }
             // Stop listening to the failed task while the decision is made.
             state.attempt += 1
@@ -32,8 +34,12 @@ extension HTTPRequestOperation {
             case .doNotRetry:
                 finish(.failure(error))
             case .useDefault:
-                if let delay = policy.defaultDelay(for: context) { scheduleRetry(after: delay, request: nil, error: error) } else { finish(.failure(error)) }
-            case let .retry(delay, request):
+                if let delay = policy.defaultDelay(for: context) {
+                    scheduleRetry(after: delay, request: nil, error: error)
+                } else {
+                    finish(.failure(error))
+                }
+            case .retry(let delay, let request):
                 scheduleRetry(after: delay ?? policy.backoff(afterAttempt: context.attemptCount), request: request, error: error)
             }
         }
@@ -47,7 +53,8 @@ extension HTTPRequestOperation {
             if let request { state.currentRequest = request }
             // A download cut off mid-body continues with Range where the server can resume it.
             if let response = state.response, response.statusCode == 200 || response.statusCode == 206,
-               state.bytesReceived > 0, let validator = Self.validator(of: response), state.currentRequest.httpMethod ?? "GET" == "GET" {
+                state.bytesReceived > 0, let validator = Self.validator(of: response), state.currentRequest.httpMethod ?? "GET" == "GET"
+            {
                 state.resumeOffset = state.bytesReceived
                 state.resumeValidator = validator
                 if let file = state.bodyFile, (try? file.close()) == nil {
@@ -62,7 +69,8 @@ extension HTTPRequestOperation {
             return state.retryCount + 1
         }
         guard let attemptNumber else { return }
-        NotificationCenter.default.post(name: .conveyorOperationWillRetry, object: self, userInfo: ["attempt": attemptNumber, "error": error])
+        NotificationCenter.default.post(
+            name: .conveyorOperationWillRetry, object: self, userInfo: ["attempt": attemptNumber, "error": error])
         let timer = makeTimer(after: max(0, delay)) { [weak self] in
             guard let self else { return }
             self.mutableState.withLock { $0.retryTimer = nil }

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension HTTPRequestOperation {
@@ -170,8 +171,8 @@ extension HTTPRequestOperation {
             state.completionClaimed = true
             state.attempt += 1
             switch result {
-            case let .success(value): state.responseObject = value
-            case let .failure(error): state.error = error
+            case .success(let value): state.responseObject = value
+            case .failure(let error): state.error = error
             }
             state.metrics = OperationMetrics(state: state)
             defer { state.task = nil }
@@ -201,11 +202,11 @@ extension HTTPRequestOperation {
             return (state.deliversInline ? nil : state.callbackQueue, state.success, state.failure)
         }
         switch result {
-        case let .success(value):
+        case .success(let value):
             if let success {
                 if let queue { queue.async { success(self, value.value) } } else { success(self, value.value) }
             }
-        case let .failure(error):
+        case .failure(let error):
             if let failure {
                 if let queue { queue.async { failure(self, error) } } else { failure(self, error) }
             }

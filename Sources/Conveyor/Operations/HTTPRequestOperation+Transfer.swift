@@ -1,13 +1,15 @@
 import Foundation
 import Synchronization
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Decides how to answer an authentication challenge. Whatever it returns, the challenge is
 /// answered definitively: on Linux `.performDefaultHandling` would hang a 401 forever, so
 /// Conveyor turns it into "use the operation's credential once, else cancel".
-public typealias AuthenticationChallengeHandler = @Sendable (URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?)
+public typealias AuthenticationChallengeHandler =
+    @Sendable (URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?)
 
 /// The transport delegate of one attempt: events of a task the operation no longer waits for
 /// (paused, cancelled, superseded by a retry) are dropped by attempt number.
@@ -104,7 +106,8 @@ extension HTTPRequestOperation {
     func attemptDidReceive(response: HTTPURLResponse, attempt: Int) {
         // A resumed transfer keeps its bytes only for a 206 that starts where they end.
         let outcome = ifCurrent(attempt) { state -> (previous: ResponseBodyFile?, keep: Bool) in
-            let keep = state.resumeOffset > 0 && response.statusCode == 206
+            let keep =
+                state.resumeOffset > 0 && response.statusCode == 206
                 && Self.contentRangeStart(of: response) == state.resumeOffset
             state.response = response
             state.lastActivity = .now()
@@ -131,7 +134,9 @@ extension HTTPRequestOperation {
                 return
             }
         } catch {
-            fail(error as? ConveyorError ?? .downloadFailed(reason: .cannotCreateFile(URL(fileURLWithPath: "/"), error)), response: response, retryable: false)
+            fail(
+                error as? ConveyorError ?? .downloadFailed(reason: .cannotCreateFile(URL(fileURLWithPath: "/"), error)), response: response,
+                retryable: false)
             return
         }
         let (progress, received, expected) = mutableState.withLock { state -> (Progress?, Int64, Int64) in
@@ -164,12 +169,14 @@ extension HTTPRequestOperation {
     }
 
     func attemptDidReceive(data: Data, attempt: Int) {
-        let tooLarge = ifCurrent(attempt) { state -> (Int64, HTTPURLResponse)? in
-            guard state.bodyFile == nil, !state.streamsBody, let limit = state.maximumResponseSize, let response = state.response,
-                  Int64(state.data.count) + Int64(data.count) > limit else { return nil }
-            state.data = Data()  // release what was held; the operation fails now
-            return (limit, response)
-        } ?? nil
+        let tooLarge =
+            ifCurrent(attempt) { state -> (Int64, HTTPURLResponse)? in
+                guard state.bodyFile == nil, !state.streamsBody, let limit = state.maximumResponseSize, let response = state.response,
+                    Int64(state.data.count) + Int64(data.count) > limit
+                else { return nil }
+                state.data = Data()  // release what was held; the operation fails now
+                return (limit, response)
+            } ?? nil
         if let (limit, response) = tooLarge {
             fail(.responseTooLarge(limit: limit, response: response), response: response, retryable: false)
             return
@@ -180,8 +187,10 @@ extension HTTPRequestOperation {
             state.lastActivity = .now()
             let expected = state.response.map { Self.expectedTotal(of: $0, offset: state.bytesReceived - Int64(data.count)) } ?? -1
             state.downloadExpected = expected
-            return (state.bodyFile, state.streamsBody ? state.outputSink : nil, state.downloadProgressHandler, state.callbackQueue,
-                    state.bytesReceived, expected, state.downloadProgressObject?.value)
+            return (
+                state.bodyFile, state.streamsBody ? state.outputSink : nil, state.downloadProgressHandler, state.callbackQueue,
+                state.bytesReceived, expected, state.downloadProgressObject?.value
+            )
         }
         guard let (file, sink, handler, queue, total, expected, progress) = update else { return }
         do {
@@ -247,9 +256,14 @@ extension HTTPRequestOperation {
             return
         }
         let inline = mutableState.withLock { state in
-            state.bodyFile == nil && !state.streamsBody && state.data.count <= Self.inlineSerializationLimit && state.responseSerializer is any CheapSerialization
+            state.bodyFile == nil && !state.streamsBody && state.data.count <= Self.inlineSerializationLimit
+                && state.responseSerializer is any CheapSerialization
         }
-        if inline { process(response, attempt: attempt) } else { conveyorProcessingQueue.async { self.process(response, attempt: attempt) } }
+        if inline {
+            process(response, attempt: attempt)
+        } else {
+            conveyorProcessingQueue.async { self.process(response, attempt: attempt) }
+        }
     }
 
     /// Bodies up to this size are serialized on the transport's thread by the built-in
@@ -260,10 +274,16 @@ extension HTTPRequestOperation {
     /// Validates and serializes the final response, off the callback queue (see
     /// ``ResponseSerializer`` for the order of the checks).
     func process(_ response: HTTPURLResponse, attempt: Int) {
-        guard let (request, kept, sink, received, codes, types, serializer) = ifCurrent(attempt, {
-            ($0.currentRequest, $0.data, $0.streamsBody ? $0.outputSink : nil, $0.bytesReceived, $0.acceptableStatusCodes,
-             $0.acceptableContentTypes ?? $0.responseSerializer.acceptableContentTypes, $0.responseSerializer)
-        }) else { return }
+        guard
+            let (request, kept, sink, received, codes, types, serializer) = ifCurrent(
+                attempt,
+                {
+                    (
+                        $0.currentRequest, $0.data, $0.streamsBody ? $0.outputSink : nil, $0.bytesReceived, $0.acceptableStatusCodes,
+                        $0.acceptableContentTypes ?? $0.responseSerializer.acceptableContentTypes, $0.responseSerializer
+                    )
+                })
+        else { return }
         // A body written to the output stream is serialized from a memory stream's contents;
         // another stream's bytes are the caller's, and the value is the serializer's empty one.
         let data = sink.map { $0.memoryContents ?? Data() } ?? kept
@@ -301,7 +321,9 @@ extension HTTPRequestOperation {
             return .authenticationFailed(response: response, data: data)
         }
         if let error = error as? ConveyorError { return error }
-        if let urlError = error as? URLError, let trust = Self.serverTrustFailure(urlError, request: mutableState.withLock { $0.currentRequest }) {
+        if let urlError = error as? URLError,
+            let trust = Self.serverTrustFailure(urlError, request: mutableState.withLock { $0.currentRequest })
+        {
             return trust
         }
         if let urlError = error as? URLError {
@@ -327,15 +349,19 @@ extension HTTPRequestOperation {
     static func normalized(_ error: URLError) -> URLError {
         let text = error.localizedDescription.lowercased()
         let rules: [(markers: [String], code: URLError.Code)] = [
-            (["transfer closed", "connection reset", "recv failure", "send failure", "empty reply", "connection died"], .networkConnectionLost),
+            (
+                ["transfer closed", "connection reset", "recv failure", "send failure", "empty reply", "connection died"],
+                .networkConnectionLost
+            ),
             (["http/0.9", "chunked-encoding", "out of memory", "weird server reply", "unsupported protocol version"], .badServerResponse),
             (["content unencoding", "content decoding"], .cannotDecodeContentData),
             (["ssl", "tls", "openssl"], .secureConnectionFailed),
         ]
         let generic: Set<URLError.Code> = [.unknown, .badServerResponse, .unsupportedURL]
         guard generic.contains(error.code),
-              let rule = rules.first(where: { rule in rule.markers.contains(where: text.contains) }),
-              rule.code != error.code else { return error }
+            let rule = rules.first(where: { rule in rule.markers.contains(where: text.contains) }),
+            rule.code != error.code
+        else { return error }
         var userInfo = error.userInfo
         userInfo[NSUnderlyingErrorKey] = error as NSError
         return URLError(rule.code, userInfo: userInfo)
@@ -355,8 +381,10 @@ extension HTTPRequestOperation {
         guard error.code == .unknown || error.code == .secureConnectionFailed else { return nil }
         let text = error.localizedDescription
         let lowered = text.lowercased()
-        let markers = ["certificate problem", "certificate verify failed", "subject name", "certificate has expired",
-                       "self-signed certificate", "self signed certificate", "unable to get local issuer", "peer certificate"]
+        let markers = [
+            "certificate problem", "certificate verify failed", "subject name", "certificate has expired",
+            "self-signed certificate", "self signed certificate", "unable to get local issuer", "peer certificate",
+        ]
         return markers.contains(where: lowered.contains) ? .serverTrustFailed(host: host, reason: text) : nil
     }
 
@@ -394,7 +422,10 @@ extension HTTPRequestOperation {
     /// `Content-Length`; -1 when unknown.
     static func expectedTotal(of response: HTTPURLResponse, offset: Int64) -> Int64 {
         if response.statusCode == 206, let total = response.value(forHTTPHeaderField: "Content-Range")?.split(separator: "/").last,
-           let value = Int64(total) { return value }
+            let value = Int64(total)
+        {
+            return value
+        }
         return response.expectedContentLength >= 0 ? response.expectedContentLength : -1
     }
 

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// An operation whose response is parsed as JSON (AFNetworking's `AFJSONRequestOperation`).

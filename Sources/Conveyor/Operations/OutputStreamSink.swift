@@ -1,5 +1,5 @@
-import Foundation
 import ConveyorLocking
+import Foundation
 
 /// Writes response body bytes to a caller's `OutputStream` (AFNetworking's `outputStream`) as
 /// they arrive, handling short writes, and reports a stream that refuses bytes as

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// An operation whose response is a property list (AFNetworking's `AFPropertyListRequestOperation`).

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Which HTTP redirects an operation follows.
@@ -56,7 +57,8 @@ extension HTTPRequestOperation {
         guard policy.maximumRedirects > 0 else { return nil }
         let location = response.value(forHTTPHeaderField: "Location")
         guard let location, let target = URL(string: location, relativeTo: response.url ?? current.url)?.absoluteURL,
-              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        else {
             throw ConveyorError.redirectFailed(reason: .invalidLocation(location, response: response))
         }
         guard count < policy.maximumRedirects else {
@@ -65,7 +67,8 @@ extension HTTPRequestOperation {
         var next = current
         next.url = target
         let method = HTTPMethod(rawValue: current.httpMethod ?? "GET")
-        let becomesGET = (response.statusCode == 303 && method != .head)
+        let becomesGET =
+            (response.statusCode == 303 && method != .head)
             || ((response.statusCode == 301 || response.statusCode == 302) && method == .post)
         if becomesGET {
             next.httpMethod = "GET"

@@ -1,5 +1,5 @@
-import Foundation
 import ConveyorLocking
+import Foundation
 
 /// A file that response body chunks are appended to as they arrive, so a download never
 /// accumulates in memory.

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// When and how often a failed operation is sent again.
@@ -84,7 +85,9 @@ public struct RetryPolicy: Sendable {
     public init(
         maximumAttempts: Int = 1,
         retryableStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504],
-        retryableURLErrorCodes: Set<URLError.Code> = [.timedOut, .networkConnectionLost, .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet],
+        retryableURLErrorCodes: Set<URLError.Code> = [
+            .timedOut, .networkConnectionLost, .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet,
+        ],
         retriesNonIdempotentMethods: Bool = false, baseDelay: TimeInterval = 0.5, maximumDelay: TimeInterval = 30,
         maximumRetryAfter: TimeInterval = 60, decide: Decide? = nil
     ) {
@@ -114,12 +117,12 @@ public struct RetryPolicy: Sendable {
         let method = HTTPMethod(rawValue: context.request.httpMethod ?? "GET")
         guard method.isIdempotent || retriesNonIdempotentMethods else { return nil }
         switch context.error {
-        case let .unacceptableStatusCode(code, response, _):
+        case .unacceptableStatusCode(let code, let response, _):
             guard retryableStatusCodes.contains(code) else { return nil }
             if let retryAfter = Self.retryAfter(response) {
                 return retryAfter <= maximumRetryAfter ? retryAfter : nil
             }
-        case let .network(error):
+        case .network(let error):
             guard retryableURLErrorCodes.contains(error.code) else { return nil }
         case .timedOut(.idle, _):
             guard retryableURLErrorCodes.contains(.timedOut) else { return nil }

@@ -1,5 +1,5 @@
-import Foundation
 import ConveyorLocking
+import Foundation
 
 extension Notification.Name {
     /// Posted on a reachability manager's queue when its status changes; `object` is the
@@ -96,7 +96,10 @@ public final class NetworkReachabilityManager: @unchecked Sendable {
     ///   - probe: Decides the status; default the platform's.
     ///   - events: Says when to decide again; default the platform's.
     ///   - pollingInterval: Used when `events` cannot start; default 5 s.
-    public init(target: Target, probe: (any ReachabilityProbe)? = nil, events: (any ReachabilityEventSource)? = nil, pollingInterval: TimeInterval = 5) {
+    public init(
+        target: Target, probe: (any ReachabilityProbe)? = nil, events: (any ReachabilityEventSource)? = nil,
+        pollingInterval: TimeInterval = 5
+    ) {
         self.target = target
         self.probe = probe ?? PlatformReachability.defaultProbe
         self.events = events ?? PlatformReachability.defaultEvents(pollingInterval: pollingInterval)

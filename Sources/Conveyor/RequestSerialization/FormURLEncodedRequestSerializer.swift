@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Encodes parameters as a query string: into the URL for `GET`, `HEAD` and `DELETE`, into an

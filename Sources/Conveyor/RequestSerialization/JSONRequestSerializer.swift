@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Encodes parameters as a JSON body (`application/json; charset=utf-8`); for `GET`, `HEAD` and

@@ -55,11 +55,11 @@ extension MultipartFormData {
         for part in parts {
             try sink(headerData(for: part))
             switch part.body {
-            case let .data(data):
+            case .data(let data):
                 try sink(data)
-            case let .file(url):
+            case .file(let url):
                 try copy(file: url, part: part, into: sink)
-            case let .stream(stream):
+            case .stream(let stream):
                 try copy(stream: stream, part: part, into: sink)
             }
             try sink(Data("\r\n".utf8))
@@ -69,7 +69,8 @@ extension MultipartFormData {
 
     private func copy(file url: URL, part: Part, into sink: (Data) throws -> Void) throws {
         guard let handle = try? FileHandle(forReadingFrom: url) else {
-            throw ConveyorError.multipartEncodingFailed(reason: FileManager.default.fileExists(atPath: url.path) ? .fileNotReadable(url) : .fileNotFound(url))
+            throw ConveyorError.multipartEncodingFailed(
+                reason: FileManager.default.fileExists(atPath: url.path) ? .fileNotReadable(url) : .fileNotFound(url))
         }
         defer { try? handle.close() }
         var read: Int64 = 0

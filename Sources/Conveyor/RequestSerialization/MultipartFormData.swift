@@ -75,7 +75,10 @@ public final class MultipartFormData {
     /// - Throws: ``ConveyorError/multipartEncodingFailed(reason:)`` naming the file.
     public func append(fileURL: URL, name: String, fileName: String, mimeType: String) throws {
         let length = try Self.checkedLength(of: fileURL)
-        parts.append(Part(headers: Self.headers(name: name, fileName: fileName, mimeType: mimeType), body: .file(fileURL), length: length, name: name))
+        parts.append(
+            Part(
+                headers: Self.headers(name: name, fileName: fileName, mimeType: mimeType), body: .file(fileURL), length: length, name: name)
+        )
     }
 
     /// Appends bytes, as a file part when `fileName` is given.
@@ -85,7 +88,10 @@ public final class MultipartFormData {
     ///   - fileName: The `filename`; nil for a plain field.
     ///   - mimeType: The part's `Content-Type`; nil for none (text/plain to the server).
     public func append(data: Data, name: String, fileName: String? = nil, mimeType: String? = nil) {
-        parts.append(Part(headers: Self.headers(name: name, fileName: fileName, mimeType: mimeType), body: .data(data), length: Int64(data.count), name: name))
+        parts.append(
+            Part(
+                headers: Self.headers(name: name, fileName: fileName, mimeType: mimeType), body: .data(data), length: Int64(data.count),
+                name: name))
     }
 
     /// Appends a text field, UTF-8 encoded.
@@ -104,7 +110,10 @@ public final class MultipartFormData {
     ///   - fileName: The `filename`.
     ///   - mimeType: The part's `Content-Type`.
     public func append(stream: InputStream, length: Int64, name: String, fileName: String, mimeType: String) {
-        parts.append(Part(headers: Self.headers(name: name, fileName: fileName, mimeType: mimeType), body: .stream(stream), length: length, name: name))
+        parts.append(
+            Part(
+                headers: Self.headers(name: name, fileName: fileName, mimeType: mimeType), body: .stream(stream), length: length, name: name
+            ))
     }
 
     /// Appends a part with headers of your own.
@@ -146,7 +155,8 @@ public final class MultipartFormData {
     /// multipart/form-data encoding does: `"` → `%22`, CR → `%0D`, LF → `%0A`, so a file name
     /// can neither end the quoted string nor start a new header.
     static func escape(_ value: String) -> String {
-        value.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "\r", with: "%0D").replacingOccurrences(of: "\n", with: "%0A")
+        value.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "\r", with: "%0D").replacingOccurrences(
+            of: "\n", with: "%0A")
     }
 
     static func singleLine(_ value: String) -> String {
@@ -169,7 +179,8 @@ public final class MultipartFormData {
         }
         guard !isDirectory.boolValue else { throw ConveyorError.multipartEncodingFailed(reason: .fileIsDirectory(fileURL)) }
         guard FileManager.default.isReadableFile(atPath: fileURL.path),
-              let size = (try? FileManager.default.attributesOfItem(atPath: fileURL.path))?[.size] as? NSNumber else {
+            let size = (try? FileManager.default.attributesOfItem(atPath: fileURL.path))?[.size] as? NSNumber
+        else {
             throw ConveyorError.multipartEncodingFailed(reason: .fileNotReadable(fileURL))
         }
         return size.int64Value

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Encodes parameters as a property list body (`application/x-plist; charset=utf-8`), XML or
@@ -35,7 +36,8 @@ public struct PropertyListRequestSerializer: RequestSerializer {
         if let query = try request.queryEncoded(parameters, methods: methodsEncodingParametersInURI) { return query }
         let object = try SerializableValue.convert(parameters, for: .propertyList)
         do {
-            return request.withBody(try PropertyListSerialization.data(fromPropertyList: object, format: format, options: 0), contentType: Self.contentType)
+            return request.withBody(
+                try PropertyListSerialization.data(fromPropertyList: object, format: format, options: 0), contentType: Self.contentType)
         } catch {
             throw ConveyorError.parameterEncodingFailed(reason: .encoderFailed(error))
         }

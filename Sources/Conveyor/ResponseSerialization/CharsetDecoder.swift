@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Decodes response text by the charset a server names, with IANA names.
@@ -32,16 +33,16 @@ public enum CharsetDecoder {
             return text
         }
         #if canImport(Darwin)
-        let cfEncoding = CFStringConvertIANACharSetNameToEncoding(charset as CFString)
-        if cfEncoding != kCFStringEncodingInvalidId {
-            let encoding = String.Encoding(rawValue: CFStringConvertEncodingToNSStringEncoding(cfEncoding))
-            if let text = String(data: data, encoding: encoding) { return text }
-        }
+            let cfEncoding = CFStringConvertIANACharSetNameToEncoding(charset as CFString)
+            if cfEncoding != kCFStringEncodingInvalidId {
+                let encoding = String.Encoding(rawValue: CFStringConvertEncodingToNSStringEncoding(cfEncoding))
+                if let text = String(data: data, encoding: encoding) { return text }
+            }
         #endif
         #if canImport(Glibc)
-        return try iconvDecode(data, from: charset)
+            return try iconvDecode(data, from: charset)
         #else
-        throw ResponseSerializationError.unknownCharset(charset)
+            throw ResponseSerializationError.unknownCharset(charset)
         #endif
     }
 
@@ -55,38 +56,42 @@ public enum CharsetDecoder {
 
     static func decodeWithoutCharset(_ data: Data) -> String {
         if data.starts(with: [0xEF, 0xBB, 0xBF]), let text = String(data: data.dropFirst(3), encoding: .utf8) { return text }
-        if data.starts(with: [0xFE, 0xFF]) || data.starts(with: [0xFF, 0xFE]), let text = String(data: data, encoding: .utf16) { return text }
+        if data.starts(with: [0xFE, 0xFF]) || data.starts(with: [0xFF, 0xFE]), let text = String(data: data, encoding: .utf16) {
+            return text
+        }
         // ISO-8859-1 maps every byte to the code point of the same value.
         return String(data: data, encoding: .utf8) ?? String(String.UnicodeScalarView(data.map { Unicode.Scalar($0) }))
     }
 
     #if canImport(Glibc)
-    /// Converts with iconv to UTF-8. Stateful encodings (ISO-2022-JP) are flushed at the end.
-    static func iconvDecode(_ data: Data, from charset: String) throws -> String {
-        let descriptor = iconv_open("UTF-8", charset)
-        guard descriptor != iconv_t(bitPattern: -1) else { throw ResponseSerializationError.unknownCharset(charset) }
-        defer { iconv_close(descriptor) }
-        var input = [CChar](repeating: 0, count: data.count)
-        _ = input.withUnsafeMutableBytes { data.copyBytes(to: $0) }
-        // UTF-8 needs at most 4 bytes per input byte for every charset iconv knows.
-        var output = [CChar](repeating: 0, count: data.count * 4 + 16)
-        let produced: Int = try input.withUnsafeMutableBufferPointer { inBuffer in
-            try output.withUnsafeMutableBufferPointer { outBuffer in
-                var inPointer = inBuffer.baseAddress
-                var inLeft = inBuffer.count
-                var outPointer = outBuffer.baseAddress
-                var outLeft = outBuffer.count
-                if iconv(descriptor, &inPointer, &inLeft, &outPointer, &outLeft) == -1 || inLeft != 0 {
-                    throw ResponseSerializationError.invalidText(charset: charset)
+        /// Converts with iconv to UTF-8. Stateful encodings (ISO-2022-JP) are flushed at the end.
+        static func iconvDecode(_ data: Data, from charset: String) throws -> String {
+            let descriptor = iconv_open("UTF-8", charset)
+            guard descriptor != iconv_t(bitPattern: -1) else { throw ResponseSerializationError.unknownCharset(charset) }
+            defer { iconv_close(descriptor) }
+            var input = [CChar](repeating: 0, count: data.count)
+            _ = input.withUnsafeMutableBytes { data.copyBytes(to: $0) }
+            // UTF-8 needs at most 4 bytes per input byte for every charset iconv knows.
+            var output = [CChar](repeating: 0, count: data.count * 4 + 16)
+            let produced: Int = try input.withUnsafeMutableBufferPointer { inBuffer in
+                try output.withUnsafeMutableBufferPointer { outBuffer in
+                    var inPointer = inBuffer.baseAddress
+                    var inLeft = inBuffer.count
+                    var outPointer = outBuffer.baseAddress
+                    var outLeft = outBuffer.count
+                    if iconv(descriptor, &inPointer, &inLeft, &outPointer, &outLeft) == -1 || inLeft != 0 {
+                        throw ResponseSerializationError.invalidText(charset: charset)
+                    }
+                    _ = iconv(descriptor, nil, nil, &outPointer, &outLeft)
+                    return outBuffer.count - outLeft
                 }
-                _ = iconv(descriptor, nil, nil, &outPointer, &outLeft)
-                return outBuffer.count - outLeft
             }
+            let bytes = output.prefix(produced).map { UInt8(bitPattern: $0) }
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw ResponseSerializationError.invalidText(charset: charset)
+            }
+            return text
         }
-        let bytes = output.prefix(produced).map { UInt8(bitPattern: $0) }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw ResponseSerializationError.invalidText(charset: charset) }
-        return text
-    }
     #endif
 }
 

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Anything that decodes a `Decodable` value from bytes: `JSONDecoder`, `PropertyListDecoder`,

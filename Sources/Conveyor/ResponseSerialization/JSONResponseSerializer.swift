@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Parses the body with `JSONSerialization` into `[String: Any]`, `[Any]` or a fragment.

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Turns a validated response body into a value.
@@ -69,12 +70,13 @@ public enum ResponseSerializationError: Error, Sendable, CustomStringConvertible
     /// A readable explanation.
     public var description: String {
         switch self {
-        case let .emptyBody(status): return "the \(status) response has no body to decode"
-        case let .unknownCharset(name): return "unknown charset \"\(name)\""
-        case let .invalidText(charset): return "the body is not valid \(charset) text"
-        case let .notAnImage(claimed, detected):
-            return "the body is \(detected.map { "a \($0) image" } ?? "not a recognised image")\(claimed.map { ", but the response claims \($0)" } ?? "")"
-        case let .invalidXML(line, column, reason): return "invalid XML at \(line):\(column): \(reason)"
+        case .emptyBody(let status): return "the \(status) response has no body to decode"
+        case .unknownCharset(let name): return "unknown charset \"\(name)\""
+        case .invalidText(let charset): return "the body is not valid \(charset) text"
+        case .notAnImage(let claimed, let detected):
+            return
+                "the body is \(detected.map { "a \($0) image" } ?? "not a recognised image")\(claimed.map { ", but the response claims \($0)" } ?? "")"
+        case .invalidXML(let line, let column, let reason): return "invalid XML at \(line):\(column): \(reason)"
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Cookies for both transports, through the session configuration's `HTTPCookieStorage`.
@@ -27,8 +28,9 @@ struct TransportCookies: @unchecked Sendable {
     /// the request sets its own).
     func header(for request: URLRequest) -> String? {
         guard let storage, request.httpShouldHandleCookies, let url = request.url,
-              !(request.allHTTPHeaderFields ?? [:]).keys.contains(where: { $0.equalsIgnoringASCIICase("Cookie") }),
-              let cookies = storage.cookies(for: url), !cookies.isEmpty else { return nil }
+            !(request.allHTTPHeaderFields ?? [:]).keys.contains(where: { $0.equalsIgnoringASCIICase("Cookie") }),
+            let cookies = storage.cookies(for: url), !cookies.isEmpty
+        else { return nil }
         let now = Date()
         var live: [HTTPCookie] = []
         for cookie in cookies {
@@ -45,7 +47,8 @@ struct TransportCookies: @unchecked Sendable {
         let now = Date()
         for text in lines.flatMap(Self.split) {
             guard let parsed = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": text], for: url).first else { continue }
-            for stored in storage.cookies ?? [] where stored.name == parsed.name && stored.domain == parsed.domain && stored.path == parsed.path {
+            for stored in storage.cookies ?? []
+            where stored.name == parsed.name && stored.domain == parsed.domain && stored.path == parsed.path {
                 storage.deleteCookie(stored)
             }
             let expiry = Self.expiry(of: text, now: now) ?? parsed.expiresDate

@@ -1,7 +1,8 @@
-import Foundation
 import ConveyorLocking
+import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Turns ``HTTPClient/TransportKind`` into a ``Transport``.
@@ -10,7 +11,7 @@ enum TransportFactory {
     /// default settings.
     static let shared: any Transport = {
         #if os(Linux)
-        if resolve(.automatic, sessionConfiguration: .default) == .curl, let curl = CurlTransport.shared { return curl }
+            if resolve(.automatic, sessionConfiguration: .default) == .curl, let curl = CurlTransport.shared { return curl }
         #endif
         return URLSessionTransport.shared
     }()
@@ -18,16 +19,16 @@ enum TransportFactory {
     /// A transport for a client with `configuration`.
     static func make(for configuration: HTTPClient.Configuration) -> any Transport {
         #if os(Linux)
-        make(for: configuration, library: CurlLibrary.shared)
+            make(for: configuration, library: CurlLibrary.shared)
         #else
-        make(for: configuration, library: ())
+            make(for: configuration, library: ())
         #endif
     }
 
     #if os(Linux)
-    typealias LoadedLibrary = Result<CurlLibrary, CurlLibrary.LoadError>
+        typealias LoadedLibrary = Result<CurlLibrary, CurlLibrary.LoadError>
     #else
-    typealias LoadedLibrary = Void
+        typealias LoadedLibrary = Void
     #endif
 
     /// A transport for `configuration`, with libcurl as `library` says it loaded.
@@ -37,17 +38,17 @@ enum TransportFactory {
         session.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
         let kind = resolve(configuration.transport, sessionConfiguration: session)
         #if os(Linux)
-        if kind == .curl {
-            switch library {
-            case let .success(library):
-                let settings = CurlTransport.Settings(sessionConfiguration: session, tls: configuration.tls)
-                return CurlTransport(library: library, settings: settings)
-            case let .failure(error):
-                noteFallback("libcurl could not be loaded (\(error)); using URLSession")
+            if kind == .curl {
+                switch library {
+                case .success(let library):
+                    let settings = CurlTransport.Settings(sessionConfiguration: session, tls: configuration.tls)
+                    return CurlTransport(library: library, settings: settings)
+                case .failure(let error):
+                    noteFallback("libcurl could not be loaded (\(error)); using URLSession")
+                }
             }
-        }
         #else
-        if kind == .curl { noteFallback("the curl transport exists on Linux only; using URLSession") }
+            if kind == .curl { noteFallback("the curl transport exists on Linux only; using URLSession") }
         #endif
         return URLSessionTransport(configuration: session, tls: configuration.tls)
     }
@@ -64,10 +65,10 @@ enum TransportFactory {
         default: break
         }
         #if os(Linux)
-        if registersOwnProtocols(sessionConfiguration) { return .urlSession }
-        return (try? CurlLibrary.shared.get()) != nil ? .curl : .urlSession
+            if registersOwnProtocols(sessionConfiguration) { return .urlSession }
+            return (try? CurlLibrary.shared.get()) != nil ? .curl : .urlSession
         #else
-        return .urlSession
+            return .urlSession
         #endif
     }
 

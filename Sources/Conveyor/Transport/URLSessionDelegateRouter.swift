@@ -1,7 +1,8 @@
-import Foundation
 import ConveyorLocking
+import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The one delegate of a ``URLSessionTransport``'s session. It looks up the
@@ -74,16 +75,16 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, @uncheck
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
         #if canImport(Darwin)
-        if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust {
-            // Certificate validation stays the system's (only Apple platforms ask this), unless
-            // the client explicitly opted out for development.
-            if allowsInvalidCertificates, let trust = challenge.protectionSpace.serverTrust {
-                completionHandler(.useCredential, URLCredential(trust: trust))
-            } else {
-                completionHandler(.performDefaultHandling, nil)
+            if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust {
+                // Certificate validation stays the system's (only Apple platforms ask this), unless
+                // the client explicitly opted out for development.
+                if allowsInvalidCertificates, let trust = challenge.protectionSpace.serverTrust {
+                    completionHandler(.useCredential, URLCredential(trust: trust))
+                } else {
+                    completionHandler(.performDefaultHandling, nil)
+                }
+                return
             }
-            return
-        }
         #endif
         // Answer every other challenge definitively: on Linux `.performDefaultHandling` leaves
         // a 401 hanging forever, with no timeout.

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// A ``Transport`` over one `URLSession` per client, with one session-level delegate that
@@ -36,7 +37,8 @@ final class URLSessionTransport: Transport {
         cookies = TransportCookies(configuration)
         configuration.httpShouldSetCookies = false
         router = URLSessionDelegateRouter(allowsInvalidCertificates: tls.allowsInvalidCertificates, cookies: cookies)
-        trustError = tls.customizesTrust
+        trustError =
+            tls.customizesTrust
             ? "custom certificate authorities and public-key pins need the curl transport (HTTPClient.Configuration.transport = .curl, Linux)"
             : nil
         let delegateQueue = OperationQueue()

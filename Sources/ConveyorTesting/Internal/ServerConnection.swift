@@ -1,10 +1,11 @@
 import Conveyor
-import Foundation
 import ConveyorLocking
+import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// One accepted TCP connection: buffered reads, whole writes, and the HTTP/1.1 request parser.
@@ -23,7 +24,11 @@ final class ServerConnection: @unchecked Sendable {
 
     init(fd: Int32) { self.fd = fd }
 
-    enum ReadError: Error { case closed, malformed(String), tooLarge }
+    enum ReadError: Error {
+        case closed
+        case malformed(String)
+        case tooLarge
+    }
 
     private func fill() throws {
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
@@ -177,10 +182,10 @@ struct HTTPHeadersBuilder {
 // File-scope wrappers: inside ServerConnection the names `send` and `close` are its own methods.
 private func systemSend(_ fd: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int {
     #if canImport(Glibc)
-    // MSG_NOSIGNAL: a client that hung up must not kill the test process with SIGPIPE.
-    return send(fd, pointer, count, Int32(MSG_NOSIGNAL))
+        // MSG_NOSIGNAL: a client that hung up must not kill the test process with SIGPIPE.
+        return send(fd, pointer, count, Int32(MSG_NOSIGNAL))
     #else
-    return send(fd, pointer, count, 0)
+        return send(fd, pointer, count, 0)
     #endif
 }
 

@@ -1,6 +1,6 @@
+import ConveyorTestSupport
 import Foundation
 import Synchronization
-import ConveyorTestSupport
 
 /// A local httpbin (the Python service nobody here wrote), started once per test run.
 ///
@@ -23,10 +23,10 @@ enum HTTPBin {
         try await withCheckedThrowingContinuation { continuation in
             let startNow = state.withLock { state -> Bool in
                 switch state {
-                case let .ready(result):
+                case .ready(let result):
                     continuation.resume(with: result)
                     return false
-                case var .starting(waiters):
+                case .starting(var waiters):
                     waiters.append(continuation)
                     state = .starting(waiters)
                     return false
@@ -40,7 +40,7 @@ enum HTTPBin {
                 let result = Result { try start() }
                 let waiters = state.withLock { state -> [CheckedContinuation<URL, any Error>] in
                     defer { state = .ready(result) }
-                    if case let .starting(waiters) = state { return waiters }
+                    if case .starting(let waiters) = state { return waiters }
                     return []
                 }
                 waiters.forEach { $0.resume(with: result) }
@@ -59,7 +59,9 @@ enum HTTPBin {
         let venv = try SetupTools.virtualenv("httpbin-venv", packages: ["httpbin", "gunicorn"])
         let process = Process()
         process.executableURL = venv.appendingPathComponent("bin/python")
-        process.arguments = ["-c", launcher, String(ProcessInfo.processInfo.processIdentifier), venv.appendingPathComponent("bin/gunicorn").path]
+        process.arguments = [
+            "-c", launcher, String(ProcessInfo.processInfo.processIdentifier), venv.appendingPathComponent("bin/gunicorn").path,
+        ]
         let output = Pipe()
         process.standardOutput = output
         let log = SetupTools.packageRoot.appendingPathComponent(".build/httpbin.log")
@@ -84,26 +86,26 @@ enum HTTPBin {
     /// Binds the port, hands the socket to gunicorn (`fd://`), prints the port, and stops
     /// gunicorn once its parent (this test process) is gone.
     private static let launcher = """
-    import os, socket, subprocess, sys, time
-    parent, gunicorn = int(sys.argv[1]), sys.argv[2]
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(1024)
-    sock.set_inheritable(True)
-    server = subprocess.Popen([gunicorn, "--bind", "fd://%d" % sock.fileno(), "--worker-class", "gthread",
-                               "--workers", "2", "--threads", "32", "--graceful-timeout", "1",
-                               "--log-level", "warning", "httpbin:app"],
-                              pass_fds=(sock.fileno(),))
-    print(sock.getsockname()[1], flush=True)
-    try:
-        while os.getppid() == parent and server.poll() is None:
-            time.sleep(0.2)
-    finally:
-        server.terminate()
+        import os, socket, subprocess, sys, time
+        parent, gunicorn = int(sys.argv[1]), sys.argv[2]
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(1024)
+        sock.set_inheritable(True)
+        server = subprocess.Popen([gunicorn, "--bind", "fd://%d" % sock.fileno(), "--worker-class", "gthread",
+                                   "--workers", "2", "--threads", "32", "--graceful-timeout", "1",
+                                   "--log-level", "warning", "httpbin:app"],
+                                  pass_fds=(sock.fileno(),))
+        print(sock.getsockname()[1], flush=True)
         try:
-            server.wait(3)
-        except subprocess.TimeoutExpired:
-            server.kill()
-    """
+            while os.getppid() == parent and server.poll() is None:
+                time.sleep(0.2)
+        finally:
+            server.terminate()
+            try:
+                server.wait(3)
+            except subprocess.TimeoutExpired:
+                server.kill()
+        """
 }

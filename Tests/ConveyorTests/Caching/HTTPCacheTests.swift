@@ -1,7 +1,7 @@
 import Conveyor
+import ConveyorLocking
 import ConveyorTesting
 import Foundation
-import ConveyorLocking
 import Testing
 
 /// A cache in its own temporary directory, removed when the test ends.
@@ -40,7 +40,10 @@ extension LocalHTTPServer {
     func countingRoute(_ path: String, headers: HTTPHeaders) {
         let hits = Lock(0)
         route(path) { request in
-            let count = hits.withLock { $0 += 1; return $0 }
+            let count = hits.withLock {
+                $0 += 1
+                return $0
+            }
             var response = LocalHTTPServer.Response.text("\(request.target) #\(count)")
             for (name, value) in headers { response.headers[name] = value }
             return response
@@ -91,10 +94,13 @@ struct HTTPCacheTests {
         }
     }
 
-    @Test("Vary: each variant is kept — en, fr, en, fr costs two requests — and survives a restart", arguments: HTTPClient.TransportKind.testedKinds)
+    @Test(
+        "Vary: each variant is kept — en, fr, en, fr costs two requests — and survives a restart",
+        arguments: HTTPClient.TransportKind.testedKinds)
     func varyVariantsKept(transport: HTTPClient.TransportKind) async throws {
         let scratch = ScratchCache()
-        try await withCachingServer(scratch, configure: { $0.transport = transport }) { server, client, _ in
+        let configure: (inout HTTPClient.Configuration) -> Void = { $0.transport = transport }
+        try await withCachingServer(scratch, configure: configure) { server, client, _ in
             server.countingRoute("/vary", headers: ["Cache-Control": "max-age=60", "Vary": "Accept-Language"])
             func get(_ language: String, on client: HTTPClient) async throws -> HTTPResponse<Data> {
                 var request = try client.request(method: .get, path: "vary")
@@ -128,9 +134,10 @@ struct HTTPCacheTests {
         let url = URL(string: "https://example.com/vary")!
         let count = HTTPCache.maximumVariantsPerURL + 2
         for index in 0..<count {
-            cache.store(CachedResponse(
-                url: url, method: "GET", statusCode: 200, headers: ["Vary": "Accept-Language", "Cache-Control": "max-age=60"],
-                data: Data("v\(index)".utf8), varyingRequestHeaders: ["accept-language": "l\(index)"]))
+            cache.store(
+                CachedResponse(
+                    url: url, method: "GET", statusCode: 200, headers: ["Vary": "Accept-Language", "Cache-Control": "max-age=60"],
+                    data: Data("v\(index)".utf8), varyingRequestHeaders: ["accept-language": "l\(index)"]))
         }
         func lookup(_ index: Int) -> Data? {
             var request = URLRequest(url: url)
@@ -140,7 +147,8 @@ struct HTTPCacheTests {
         #expect(lookup(0) == nil && lookup(1) == nil)
         for index in 2..<count { #expect(lookup(index) == Data("v\(index)".utf8)) }
         // A response without Vary replaces every variant.
-        cache.store(CachedResponse(url: url, method: "GET", statusCode: 200, headers: ["Cache-Control": "max-age=60"], data: Data("plain".utf8)))
+        cache.store(
+            CachedResponse(url: url, method: "GET", statusCode: 200, headers: ["Cache-Control": "max-age=60"], data: Data("plain".utf8)))
         #expect(lookup(count - 1) == Data("plain".utf8))
     }
 
@@ -197,11 +205,12 @@ struct HTTPCacheTests {
     func offlineWhenUnreachable() async throws {
         let scripted = ScriptedReachability()
         scripted.set(.reachable(.ethernetOrWiFi))
-        try await withCachingServer(configure: {
+        let configure: (inout HTTPClient.Configuration) -> Void = {
             $0.reachabilityProbe = scripted
             $0.reachabilityEvents = scripted
             $0.cachePolicy = .returnCacheDataWhenUnreachable
-        }) { server, client, _ in
+        }
+        try await withCachingServer(configure: configure) { server, client, _ in
             server.countingRoute("/news", headers: ["Cache-Control": "max-age=0", "ETag": "\"n\""])
             let statuses = ReachabilityTests.Statuses()
             client.setReachabilityStatusChangeHandler(statuses.handler)
@@ -229,7 +238,7 @@ struct HTTPCacheTests {
         await #expect {
             try await client.get("page")
         } throws: { error in
-            if case let .network(urlError) = error as? ConveyorError { urlError.code == .cannotConnectToHost } else { false }
+            if case .network(let urlError) = error as? ConveyorError { urlError.code == .cannotConnectToHost } else { false }
         }
         let operation = client.operation(with: try client.request(method: .get, path: "page"), success: nil, failure: nil)
         operation.cachePolicy = .returnCacheDataWhenUnreachable
@@ -242,11 +251,12 @@ struct HTTPCacheTests {
 
     @Test("returnCacheDontLoad: a hit answers, a miss fails with resourceUnavailable without a request")
     func cacheOnly() async throws {
-        try await withCachingServer(configure: { $0.cachePolicy = .returnCacheDontLoad }) { server, client, cache in
+        let configure: (inout HTTPClient.Configuration) -> Void = { $0.cachePolicy = .returnCacheDontLoad }
+        try await withCachingServer(configure: configure) { server, client, cache in
             await #expect {
                 try await client.get("anything")
             } throws: { error in
-                if case let .network(urlError) = error as? ConveyorError { urlError.code == .resourceUnavailable } else { false }
+                if case .network(let urlError) = error as? ConveyorError { urlError.code == .resourceUnavailable } else { false }
             }
             #expect(server.receivedRequests.isEmpty)
             let url = try client.url(for: "anything")
@@ -331,8 +341,9 @@ struct HTTPCacheTests {
         let scratch = ScratchCache(memoryCapacity: 0, diskCapacity: 4_000)
         let base = URL(string: "http://127.0.0.1:1/")!
         func entry(_ name: String) -> CachedResponse {
-            CachedResponse(url: base.appendingPathComponent(name), statusCode: 200, headers: ["Cache-Control": "max-age=60"],
-                           data: Data(repeating: 0x61, count: 900))
+            CachedResponse(
+                url: base.appendingPathComponent(name), statusCode: 200, headers: ["Cache-Control": "max-age=60"],
+                data: Data(repeating: 0x61, count: 900))
         }
         let cache = scratch.cache
         cache.store(entry("a"))
@@ -353,11 +364,16 @@ struct HTTPCacheTests {
         try await withCachingServer { server, client, cache in
             server.countingRoute("/edited", headers: ["Cache-Control": "max-age=60"])
             server.countingRoute("/refused", headers: ["Cache-Control": "max-age=60"])
-            let handlers: [(String, CacheResponseHandler)] = [("edited", { entry in
-                var copy = entry
-                copy.headers["X-Stored"] = "yes"
-                return copy
-            }), ("refused", { _ in nil })]
+            let handlers: [(String, CacheResponseHandler)] = [
+                (
+                    "edited",
+                    { entry in
+                        var copy = entry
+                        copy.headers["X-Stored"] = "yes"
+                        return copy
+                    }
+                ), ("refused", { _ in nil }),
+            ]
             for (path, handler) in handlers {
                 let operation = client.operation(with: try client.request(method: .get, path: path), success: nil, failure: nil)
                 operation.setCacheResponseBlock(handler)

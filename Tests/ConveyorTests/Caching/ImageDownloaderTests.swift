@@ -1,7 +1,7 @@
 import Conveyor
+import ConveyorLocking
 import ConveyorTesting
 import Foundation
-import ConveyorLocking
 import Testing
 
 /// A display target that records every image it was given, like a table cell's image view.
@@ -83,14 +83,21 @@ struct ImageDownloaderTests {
     func cancellation() async throws {
         defer { server.stop() }
         let held = heldImage("c.png", SampleImages.png, "image/png")
-        let first = Results(), second = Results()
+        let first = Results()
+        let second = Results()
         let firstReceipt = try #require(downloader.download(url("c.png"), completion: first.completion))
         let secondReceipt = try #require(downloader.download(url("c.png"), completion: second.completion))
         await held.arrived()
         downloader.cancel(firstReceipt)
-        guard case .failure(.cancelled) = await first.next(1)[0] else { Issue.record("first caller not cancelled"); return }
+        guard case .failure(.cancelled) = await first.next(1)[0] else {
+            Issue.record("first caller not cancelled")
+            return
+        }
         downloader.cancel(secondReceipt)
-        guard case .failure(.cancelled) = await second.next(1)[0] else { Issue.record("second caller not cancelled"); return }
+        guard case .failure(.cancelled) = await second.next(1)[0] else {
+            Issue.record("second caller not cancelled")
+            return
+        }
         #expect(downloader.activeDownloadCount == 0)
         held.release()
     }
@@ -102,13 +109,18 @@ struct ImageDownloaderTests {
         let held = heldImage("old.png", SampleImages.png, "image/png")
         server.route("/new.gif") { _ in .init(headers: ["Content-Type": "image/gif"], body: .data(SampleImages.gif)) }
         let cell = Cell()
-        let oldRow = Results(), newRow = Results(), other = Results()
+        let oldRow = Results()
+        let newRow = Results()
+        let other = Results()
         cell.setImage(with: url("old.png"), placeholder: placeholder, downloader: downloader, completion: oldRow.completion)
         downloader.download(url("old.png"), completion: other.completion)  // someone else still wants it
         await held.arrived()
         #expect(cell.history == [placeholder] && cell.pendingImageURL == url("old.png"))
         cell.setImage(with: url("new.gif"), placeholder: placeholder, downloader: downloader, completion: newRow.completion)
-        guard case .failure(.cancelled) = await oldRow.next(1)[0] else { Issue.record("old row not cancelled"); return }
+        guard case .failure(.cancelled) = await oldRow.next(1)[0] else {
+            Issue.record("old row not cancelled")
+            return
+        }
         #expect(try await newRow.next(1)[0].get() == gif)
         held.release()
         #expect(try await other.next(1)[0].get() == png)
@@ -137,14 +149,20 @@ struct ImageDownloaderTests {
         let cell = Cell()
         let results = Results()
         cell.setImage(with: url("missing.png"), placeholder: placeholder, downloader: downloader, completion: results.completion)
-        guard case .failure(.unacceptableStatusCode(404, _, _)) = await results.next(1)[0] else { Issue.record("no 404"); return }
+        guard case .failure(.unacceptableStatusCode(404, _, _)) = await results.next(1)[0] else {
+            Issue.record("no 404")
+            return
+        }
         #expect(cell.image == placeholder)
         let held = heldImage("slow.png", SampleImages.png, "image/png")
         let slow = Results()
         cell.setImage(with: url("slow.png"), downloader: downloader, completion: slow.completion)
         await held.arrived()
         cell.cancelImageRequest()
-        guard case .failure(.cancelled) = await slow.next(1)[0] else { Issue.record("not cancelled"); return }
+        guard case .failure(.cancelled) = await slow.next(1)[0] else {
+            Issue.record("not cancelled")
+            return
+        }
         #expect(cell.image == placeholder && cell.pendingImageURL == nil)
         held.release()
     }

@@ -1,14 +1,14 @@
 import Conveyor
-import Foundation
 import ConveyorLocking
+import Foundation
 
 /// What an operation's completion reported.
 enum Outcome: Sendable {
     case success(Data?)
     case failure(ConveyorError)
 
-    var error: ConveyorError? { if case let .failure(error) = self { error } else { nil } }
-    var data: Data? { if case let .success(data) = self { data } else { nil } }
+    var error: ConveyorError? { if case .failure(let error) = self { error } else { nil } }
+    var data: Data? { if case .success(let data) = self { data } else { nil } }
 }
 
 /// Records every call of an operation's success and failure blocks, on its own serial queue,

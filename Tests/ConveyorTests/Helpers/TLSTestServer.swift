@@ -1,5 +1,5 @@
-import Foundation
 import ConveyorTestSupport
+import Foundation
 import Synchronization
 
 /// An HTTPS server with a certificate from a throwaway certificate authority made for the
@@ -29,14 +29,15 @@ final class TLSTestServer: Sendable {
     static func shared(_ name: String = "main") async throws -> TLSTestServer {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(with: Result {
-                    try servers.withLock { servers in
-                        if let server = servers[name] { return server }
-                        let server = try TLSTestServer()
-                        servers[name] = server
-                        return server
-                    }
-                })
+                continuation.resume(
+                    with: Result {
+                        try servers.withLock { servers in
+                            if let server = servers[name] { return server }
+                            let server = try TLSTestServer()
+                            servers[name] = server
+                            return server
+                        }
+                    })
             }
         }
     }
@@ -52,16 +53,25 @@ final class TLSTestServer: Sendable {
         try Data("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n".utf8)
             .write(to: directory.appendingPathComponent("leaf.ext"))
         let steps: [[String]] = [
-            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", path("ca.key"), "-out", path("ca.pem"), "-days", "2",
-             "-subj", "/CN=Conveyor Throwaway Test CA", "-addext", "basicConstraints=critical,CA:TRUE",
-             "-addext", "keyUsage=critical,keyCertSign,cRLSign"],
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", path("ca.key"), "-out", path("ca.pem"), "-days", "2",
+                "-subj", "/CN=Conveyor Throwaway Test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+                "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+            ],
             ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", path("leaf.key"), "-out", path("leaf.csr"), "-subj", "/CN=127.0.0.1"],
-            ["x509", "-req", "-in", path("leaf.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"), "-CAcreateserial",
-             "-out", path("leaf.pem"), "-days", "2", "-extfile", path("leaf.ext")],
+            [
+                "x509", "-req", "-in", path("leaf.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"), "-CAcreateserial",
+                "-out", path("leaf.pem"), "-days", "2", "-extfile", path("leaf.ext"),
+            ],
         ]
         for arguments in steps { _ = try SetupTools.run("/usr/bin/env", ["openssl"] + arguments, what: "openssl \(arguments[0])") }
         certificateAuthority = directory.appendingPathComponent("ca.pem")
-        let pin = try SetupTools.run("/bin/sh", ["-c", "openssl x509 -in '\(path("leaf.pem"))' -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"], what: "computing the pin")
+        let pin = try SetupTools.run(
+            "/bin/sh",
+            [
+                "-c",
+                "openssl x509 -in '\(path("leaf.pem"))' -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64",
+            ], what: "computing the pin")
         publicKeyPin = pin.trimmingCharacters(in: .whitespacesAndNewlines)
 
         let python = Process()
@@ -92,39 +102,39 @@ final class TLSTestServer: Sendable {
     /// Binds the port, prints it, serves with hypercorn (HTTP/2 and HTTP/1.1 over TLS) and
     /// stops when its parent (the test process) is gone.
     private static let script = """
-    import asyncio, os, socket, sys
-    from hypercorn.asyncio import serve
-    from hypercorn.config import Config
-    parent, certificate, key = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-    async def app(scope, receive, send):
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        await send({"type": "http.response.start", "status": 200, "headers": [
-            (b"content-type", b"text/plain"), (b"x-http-version", scope["http_version"].encode())]})
-        await send({"type": "http.response.body", "body": b"secure"})
-    async def orphaned():
-        while os.getppid() == parent:
-            await asyncio.sleep(0.5)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    sock.set_inheritable(True)
-    config = Config()
-    config.bind = ["fd://%d" % sock.fileno()]
-    config.certfile, config.keyfile = certificate, key
-    config.alpn_protocols = ["h2", "http/1.1"]
-    config.accesslog = None
-    config.errorlog = None
-    print(sock.getsockname()[1], flush=True)
-    asyncio.run(serve(app, config, shutdown_trigger=orphaned))
-    """
+        import asyncio, os, socket, sys
+        from hypercorn.asyncio import serve
+        from hypercorn.config import Config
+        parent, certificate, key = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+        async def app(scope, receive, send):
+            if scope["type"] == "lifespan":
+                while True:
+                    message = await receive()
+                    if message["type"] == "lifespan.startup":
+                        await send({"type": "lifespan.startup.complete"})
+                    elif message["type"] == "lifespan.shutdown":
+                        await send({"type": "lifespan.shutdown.complete"})
+                        return
+            await send({"type": "http.response.start", "status": 200, "headers": [
+                (b"content-type", b"text/plain"), (b"x-http-version", scope["http_version"].encode())]})
+            await send({"type": "http.response.body", "body": b"secure"})
+        async def orphaned():
+            while os.getppid() == parent:
+                await asyncio.sleep(0.5)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(128)
+        sock.set_inheritable(True)
+        config = Config()
+        config.bind = ["fd://%d" % sock.fileno()]
+        config.certfile, config.keyfile = certificate, key
+        config.alpn_protocols = ["h2", "http/1.1"]
+        config.accesslog = None
+        config.errorlog = None
+        print(sock.getsockname()[1], flush=True)
+        asyncio.run(serve(app, config, shutdown_trigger=orphaned))
+        """
 }
 
 extension Process {

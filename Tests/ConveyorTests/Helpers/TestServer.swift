@@ -41,7 +41,8 @@ final class HeldRoute: Sendable {
 
     /// Installs the route at `path` on `server`; it answers `response`, or `body` as text.
     init(_ server: LocalHTTPServer, path: String = "/hold", body: String = "late", response: LocalHTTPServer.Response? = nil) {
-        let gate = gate, arrivals = arrivals
+        let gate = gate
+        let arrivals = arrivals
         server.route(path) { _ in
             arrivals.continuation.yield()
             _ = gate.wait(timeout: .now() + 10)

@@ -42,14 +42,20 @@ struct DownloadFaultTests {
     @Test("A download onto a full disk fails with writeFailed and leaves no partial file")
     func fullDisk() async throws {
         let (error, leftOver) = try await downloadOntoSmallDisk("bytes/2000000", readOnly: false)
-        guard case .downloadFailed(.writeFailed) = error else { Issue.record("got \(String(describing: error))"); return }
+        guard case .downloadFailed(.writeFailed) = error else {
+            Issue.record("got \(String(describing: error))")
+            return
+        }
         #expect(leftOver.isEmpty)
     }
 
     @Test("A download into a read-only file system fails with cannotCreateFile")
     func readOnlyDisk() async throws {
         let (error, _) = try await downloadOntoSmallDisk("bytes/1000", readOnly: true)
-        guard case .downloadFailed(.cannotCreateFile) = error else { Issue.record("got \(String(describing: error))"); return }
+        guard case .downloadFailed(.cannotCreateFile) = error else {
+            Issue.record("got \(String(describing: error))")
+            return
+        }
     }
 
     @Test("An existing destination is kept unless removePreviousFile is set")

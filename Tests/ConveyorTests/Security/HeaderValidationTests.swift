@@ -1,9 +1,11 @@
-@testable import Conveyor
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Testing
+
+@testable import Conveyor
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 @Suite("Header fields are checked before anything is sent")
 struct HeaderValidationTests {
@@ -20,10 +22,12 @@ struct HeaderValidationTests {
         #expect(firstInvalid("X-Empty", "") == nil)
     }
 
-    @Test("Names that are not tokens and values that could split the head are refused", arguments: [
-        ("Bad Name", "v"), ("a:b", "v"), ("Naïve", "v"), ("X-Nul\u{0}", "v"), ("X(paren)", "v"), ("X/slash", "v"),
-        ("X-Note", "a\r\nX-Injected: yes"), ("X-Note", "a\nb"), ("X-Note", "a\rb"), ("X-Note", "a\u{0}b"),
-    ])
+    @Test(
+        "Names that are not tokens and values that could split the head are refused",
+        arguments: [
+            ("Bad Name", "v"), ("a:b", "v"), ("Naïve", "v"), ("X-Nul\u{0}", "v"), ("X(paren)", "v"), ("X/slash", "v"),
+            ("X-Note", "a\r\nX-Injected: yes"), ("X-Note", "a\nb"), ("X-Note", "a\rb"), ("X-Note", "a\u{0}b"),
+        ])
     func refused(name: String, value: String) {
         #expect(firstInvalid(name, value) == name)
     }

@@ -61,8 +61,10 @@ struct SecurityTests {
             }
             server.route("/post") { request in
                 let parts = (try? request.multipartParts()) ?? []
-                return .json(["parts": parts.count, "headers": parts.first.map { $0.headers.count } ?? -1,
-                              "name": parts.first?.name ?? "", "file": parts.first?.fileName ?? ""])
+                return .json([
+                    "parts": parts.count, "headers": parts.first.map { $0.headers.count } ?? -1,
+                    "name": parts.first?.name ?? "", "file": parts.first?.fileName ?? "",
+                ])
             }
             let echo = try await client.response(for: request, responseSerializer: DataResponseSerializer()).data.jsonObject
             #expect(echo["parts"] as? Int == 1 && echo["headers"] as? Int == 2)

@@ -30,9 +30,10 @@ struct StressTests {
             Thread.detachNewThread {
                 DispatchQueue.concurrentPerform(iterations: Self.threads) { worker in
                     for index in 0..<perThread {
-                        let operation = client.get("s", parameters: ["w": worker, "i": index],
-                                                   success: { _, _ in completions.increment() },
-                                                   failure: { _, _ in completions.increment() })
+                        let operation = client.get(
+                            "s", parameters: ["w": worker, "i": index],
+                            success: { _, _ in completions.increment() },
+                            failure: { _, _ in completions.increment() })
                         switch index % 8 {
                         case 0: operation.cancel()
                         case 1:

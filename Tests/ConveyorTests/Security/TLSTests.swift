@@ -6,7 +6,9 @@ import Testing
 /// server whose certificate comes from a CA made for the test.
 @Suite("TLS: custom authorities, public-key pins, HTTP/2 (curl transport)")
 struct TLSTests {
-    private func client(_ server: TLSTestServer, transport: HTTPClient.TransportKind = .curl, _ tls: (inout TLSConfiguration) -> Void = { _ in }) -> HTTPClient {
+    private func client(
+        _ server: TLSTestServer, transport: HTTPClient.TransportKind = .curl, _ tls: (inout TLSConfiguration) -> Void = { _ in }
+    ) -> HTTPClient {
         var configuration = HTTPClient.Configuration.default
         configuration.cache = nil
         configuration.monitorsReachability = false
@@ -19,7 +21,7 @@ struct TLSTests {
         await #expect {
             try await client.get("anything")
         } throws: { error in
-            guard case let .serverTrustFailed(host, reason) = error as? ConveyorError else { return false }
+            guard case .serverTrustFailed(let host, let reason) = error as? ConveyorError else { return false }
             return host == "127.0.0.1" && reason.lowercased().contains(marker)
         }
     }
@@ -121,9 +123,9 @@ extension HTTPClient.TransportKind {
     /// The transports the suites compare: both on Linux, URLSession elsewhere.
     static var testedKinds: [HTTPClient.TransportKind] {
         #if os(Linux)
-        [.curl, .urlSession]
+            [.curl, .urlSession]
         #else
-        [.urlSession]
+            [.urlSession]
         #endif
     }
 }

@@ -9,7 +9,9 @@ struct CacheControl: Equatable {
         for part in header.split(separator: ",") {
             let pieces = part.split(separator: "=", maxSplits: 1)
             guard let name = pieces.first?.trimmingCharacters(in: .whitespaces).lowercased(), !name.isEmpty else { continue }
-            let value = pieces.count > 1 ? pieces[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : nil
+            let value =
+                pieces.count > 1
+                ? pieces[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : nil
             directives[name] = value
         }
     }
@@ -33,9 +35,10 @@ enum HTTPDate {
         guard let text else { return nil }
         let parts = text.split(separator: " ", omittingEmptySubsequences: true)
         guard parts.count == 6, parts[5].uppercased() == "GMT",
-              let day = Int(parts[1]), (1...31).contains(day),
-              let month = months.firstIndex(of: parts[2].lowercased()),
-              let year = Int(parts[3]), (1970...9999).contains(year) else { return nil }
+            let day = Int(parts[1]), (1...31).contains(day),
+            let month = months.firstIndex(of: parts[2].lowercased()),
+            let year = Int(parts[3]), (1970...9999).contains(year)
+        else { return nil }
         let time = parts[4].split(separator: ":").compactMap { Int($0) }
         guard time.count == 3, (0...23).contains(time[0]), (0...59).contains(time[1]), (0...60).contains(time[2]) else { return nil }
         let days = daysSinceEpoch(year: year, month: month + 1, day: day)

@@ -81,9 +81,9 @@ extension CachedResponse {
         let metadataStart = start + magic.count + 4
         guard length > 0, bytes.count - metadataStart >= length else { throw DecodingError.truncated }
         guard let metadata = try? JSONDecoder().decode(Metadata.self, from: bytes[metadataStart..<metadataStart + length]),
-              let url = URL(string: metadata.url), (100...599).contains(metadata.statusCode),
-              metadata.headers.allSatisfy({ $0.count == 2 }), metadata.bodyLength >= 0,
-              metadata.requestDate.isFinite, metadata.responseDate.isFinite
+            let url = URL(string: metadata.url), (100...599).contains(metadata.statusCode),
+            metadata.headers.allSatisfy({ $0.count == 2 }), metadata.bodyLength >= 0,
+            metadata.requestDate.isFinite, metadata.responseDate.isFinite
         else { throw DecodingError.badMetadata }
         let bodyStart = metadataStart + length
         guard bytes.count - bodyStart >= metadata.bodyLength else { throw DecodingError.truncated }

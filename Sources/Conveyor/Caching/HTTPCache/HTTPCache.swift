@@ -1,7 +1,8 @@
-import Foundation
 import ConveyorLocking
+import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Conveyor's HTTP response cache (RFC 9111), in memory and on disk, used on every platform.
@@ -130,7 +131,9 @@ public final class HTTPCache: Sendable {
     public func cachedResponse(for request: URLRequest) -> CachedResponse? {
         guard let url = request.url else { return nil }
         let method = (request.httpMethod ?? "GET").uppercased()
-        let keys = method == "HEAD" ? [CachedResponse.key(method: "HEAD", url: url), CachedResponse.key(method: "GET", url: url)]
+        let keys =
+            method == "HEAD"
+            ? [CachedResponse.key(method: "HEAD", url: url), CachedResponse.key(method: "GET", url: url)]
             : [CachedResponse.key(method: method, url: url)]
         for key in keys {
             guard let entry = variants(forKey: key)?.first(where: { $0.matchesVary(of: request) }) else { continue }
@@ -222,10 +225,12 @@ public final class HTTPCache: Sendable {
         if isShared && responseControl.contains("private") { return false }
         if response.value(forHTTPHeaderField: "Vary")?.contains("*") == true { return false }
         if request.value(forHTTPHeaderField: "Authorization") != nil,
-           !(responseControl.contains("public") || responseControl.contains("s-maxage") || responseControl.contains("must-revalidate")) {
+            !(responseControl.contains("public") || responseControl.contains("s-maxage") || responseControl.contains("must-revalidate"))
+        {
             return false
         }
-        let hasLifetime = responseControl.contains("max-age") || responseControl.contains("s-maxage")
+        let hasLifetime =
+            responseControl.contains("max-age") || responseControl.contains("s-maxage")
             || response.value(forHTTPHeaderField: "Expires") != nil
         let hasValidator = response.value(forHTTPHeaderField: "ETag") != nil || response.value(forHTTPHeaderField: "Last-Modified") != nil
         return hasLifetime || hasValidator
@@ -237,7 +242,8 @@ public final class HTTPCache: Sendable {
         remove(for: url)
         for header in ["Location", "Content-Location"] {
             guard let value = response.value(forHTTPHeaderField: header), let target = URL(string: value, relativeTo: url)?.absoluteURL,
-                  target.host == url.host, target.port == url.port, target.scheme == url.scheme else { continue }
+                target.host == url.host, target.port == url.port, target.scheme == url.scheme
+            else { continue }
             remove(for: target)
         }
     }

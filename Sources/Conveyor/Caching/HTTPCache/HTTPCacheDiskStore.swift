@@ -1,5 +1,5 @@
-import Foundation
 import ConveyorLocking
+import Foundation
 
 /// The disk layer of ``HTTPCache``: one file per entry in a directory, written atomically
 /// (a temporary file renamed into place), evicted least recently used first when over

@@ -1,7 +1,8 @@
-import Foundation
 import ConveyorLocking
+import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// What an operation tells the cache about one attempt.
@@ -35,16 +36,18 @@ extension HTTPCache {
 
         // Answered from the cache: always for cache-only (a miss fails), any entry for
         // "else load" and for offline while unreachable, a fresh one otherwise.
-        let fromCache = switch options.policy {
-        case .returnCacheDontLoad: true
-        case .returnCacheElseLoad: entry != nil
-        case .returnCacheDataWhenUnreachable where entry != nil && options.isUnreachable(): true
-        default: entry.map { canAnswer(request, with: $0) } ?? false
-        }
+        let fromCache =
+            switch options.policy {
+            case .returnCacheDontLoad: true
+            case .returnCacheElseLoad: entry != nil
+            case .returnCacheDataWhenUnreachable where entry != nil && options.isUnreachable(): true
+            default: entry.map { canAnswer(request, with: $0) } ?? false
+            }
         if fromCache { return CachedTask.deliver(entry, to: delegate, options: options) }
         var sent = request
         var revalidating: CachedResponse?
-        let callerIsConditional = request.value(forHTTPHeaderField: "If-None-Match") != nil
+        let callerIsConditional =
+            request.value(forHTTPHeaderField: "If-None-Match") != nil
             || request.value(forHTTPHeaderField: "If-Modified-Since") != nil
         if let entry, !callerIsConditional, !entry.conditionalHeaders.isEmpty, entry.statusCode == 200 || method == "HEAD" {
             for (name, value) in entry.conditionalHeaders { sent.setHeader(value, for: name) }
@@ -91,7 +94,7 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
     }
 
     func transportDidReceive(response: HTTPURLResponse) {
-        guard case let .load(revalidating, _) = mode else {
+        guard case .load(let revalidating, _) = mode else {
             inner.transportDidReceive(response: response)
             return
         }
@@ -106,7 +109,8 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
                 return
             }
         }
-        let storable = cache.canStore(response, for: request)
+        let storable =
+            cache.canStore(response, for: request)
             && (response.expectedContentLength < 0 || response.expectedContentLength <= Int64(cache.maximumEntrySize))
         state.withLock {
             $0.buffer = storable ? Data() : nil
@@ -144,7 +148,7 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
         switch mode {
         case .invalidate:
             if error == nil, let response { cache.invalidate(after: response, to: request) }
-        case let .load(_, fallback):
+        case .load(_, let fallback):
             if let notModified {
                 if !notModified.data.isEmpty { inner.transportDidReceive(data: notModified.data) }
                 inner.transportDidComplete(response: notModified.httpResponse(), error: error)
@@ -158,7 +162,8 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
                 return
             }
             if error == nil, let buffer, let head,
-               let entry = cache.entry(for: request, response: head, body: buffer, requestDate: requestDate) {
+                let entry = cache.entry(for: request, response: head, body: buffer, requestDate: requestDate)
+            {
                 if let kept = options.responseHandler.map({ $0(entry) }) ?? entry { cache.store(kept) }
             }
         }

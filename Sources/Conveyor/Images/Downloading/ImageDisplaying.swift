@@ -1,5 +1,5 @@
-import Foundation
 import ConveyorLocking
+import Foundation
 
 /// Anything that shows one image at a time — an image view, a cell, a test double — gets
 /// ``setImage(with:placeholder:processingIdentifier:downloader:completion:)`` and
@@ -47,7 +47,7 @@ extension ImageDisplaying {
         let receipt = downloader.download(url, processingIdentifier: processingIdentifier) { result in
             let displaying = target.value.object
             let current = displaying.map { ImageRequestRegistry.shared.finish(for: $0, token: token) } ?? false
-            if current, case let .success(image) = result { displaying?.image = image }
+            if current, case .success(let image) = result { displaying?.image = image }
             // A target that moved on to another URL hears only of its own cancellation.
             if current || (try? result.get()) == nil { completion?(result) }
         }

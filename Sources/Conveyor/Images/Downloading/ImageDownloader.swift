@@ -1,7 +1,8 @@
-import Foundation
 import ConveyorLocking
+import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Downloads images on its own operation queue, caches them in an ``ImageCache``, and runs
@@ -123,13 +124,15 @@ public final class ImageDownloader: Sendable {
         request.setHeader("image/*", for: "Accept")
         let operation = ImageRequestOperation(request: request, processing: processing)
         operation.cache = httpCache
-        operation.setCompletionBlock(success: { [weak self] _, value in
-            guard let self, let image = value as? Image else { return }
-            imageCache?.setImage(image, for: url, processingIdentifier: processingIdentifier)
-            finish(key: key, operation: operation, result: .success(image))
-        }, failure: { [weak self] _, error in
-            self?.finish(key: key, operation: operation, result: .failure(error))
-        })
+        operation.setCompletionBlock(
+            success: { [weak self] _, value in
+                guard let self, let image = value as? Image else { return }
+                imageCache?.setImage(image, for: url, processingIdentifier: processingIdentifier)
+                finish(key: key, operation: operation, result: .success(image))
+            },
+            failure: { [weak self] _, error in
+                self?.finish(key: key, operation: operation, result: .failure(error))
+            })
         return operation
     }
 

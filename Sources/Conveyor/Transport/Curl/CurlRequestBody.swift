@@ -1,126 +1,129 @@
 #if os(Linux)
-import Foundation
-import ConveyorLocking
-#if canImport(Glibc)
-import Glibc
-#endif
+    import Foundation
+    import ConveyorLocking
+    #if canImport(Glibc)
+        import Glibc
+    #endif
 
-/// The body of a request sent by the curl transport, read by libcurl's read callback in
-/// pieces of its buffer size, so a file or stream is never loaded into memory.
-final class CurlRequestBody: @unchecked Sendable {
-    // @unchecked Sendable: the mutable state (position, descriptor, stream) is in `reader`,
-    // behind one Lock; `length` is immutable.
+    /// The body of a request sent by the curl transport, read by libcurl's read callback in
+    /// pieces of its buffer size, so a file or stream is never loaded into memory.
+    final class CurlRequestBody: @unchecked Sendable {
+        // @unchecked Sendable: the mutable state (position, descriptor, stream) is in `reader`,
+        // behind one Lock; `length` is immutable.
 
-    enum Source: @unchecked Sendable {
-        // @unchecked: an InputStream is read by one thread at a time, under the body's lock.
-        case data(Data)
-        case file(URL)
-        case stream(InputStream)
-    }
-
-    fileprivate struct Reader {
-        let source: Source
-        var offset = 0
-        var descriptor: Int32 = -1
-        var streamOpened = false
-    }
-
-    /// The exact size, or nil for a stream of unknown length (sent chunked).
-    let length: Int64?
-    private let reader: Lock<Reader>
-
-    /// - Parameters:
-    ///   - source: Where the bytes come from.
-    ///   - declaredLength: The request's `Content-Length`, which a stream of otherwise unknown
-    ///     length is sent with (instead of chunked).
-    /// - Throws: `URLError(.fileDoesNotExist)` or `.cannotOpenFile` when a file cannot be read.
-    init(_ source: Source, declaredLength: Int64? = nil) throws {
-        var reader = Reader(source: source)
-        switch source {
-        case let .data(data):
-            length = Int64(data.count)
-        case let .file(url):
-            let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else {
-                let code: URLError.Code = errno == ENOENT ? .fileDoesNotExist : .cannotOpenFile
-                throw URLError(code, userInfo: [NSLocalizedDescriptionKey: "cannot open the body file \(url.path): \(String(cString: strerror(errno)))"])
-            }
-            var info = stat()
-            guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-                close(descriptor)
-                throw URLError(.cannotOpenFile, userInfo: [NSLocalizedDescriptionKey: "the body file \(url.path) is not a regular file"])
-            }
-            reader.descriptor = descriptor
-            length = Int64(info.st_size)
-        case .stream:
-            length = declaredLength
+        enum Source: @unchecked Sendable {
+            // @unchecked: an InputStream is read by one thread at a time, under the body's lock.
+            case data(Data)
+            case file(URL)
+            case stream(InputStream)
         }
-        self.reader = Lock(reader)
-    }
 
-    deinit {
-        reader.withLock { reader in
-            if reader.descriptor >= 0 { close(reader.descriptor) }
-            if case let .stream(stream) = reader.source, reader.streamOpened { stream.close() }
+        fileprivate struct Reader {
+            let source: Source
+            var offset = 0
+            var descriptor: Int32 = -1
+            var streamOpened = false
         }
-    }
 
-    /// Copies up to `capacity` bytes into `buffer`.
-    /// - Returns: The number of bytes copied (0 at the end), or nil on a read error.
-    func read(into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) -> Int? {
-        let address = UInt(bitPattern: buffer)
-        return reader.withLock { reader in
-            // The address travels as an integer: the lock's closure may not capture a pointer.
-            reader.read(into: UnsafeMutablePointer(bitPattern: address)!, capacity: capacity)
+        /// The exact size, or nil for a stream of unknown length (sent chunked).
+        let length: Int64?
+        private let reader: Lock<Reader>
+
+        /// - Parameters:
+        ///   - source: Where the bytes come from.
+        ///   - declaredLength: The request's `Content-Length`, which a stream of otherwise unknown
+        ///     length is sent with (instead of chunked).
+        /// - Throws: `URLError(.fileDoesNotExist)` or `.cannotOpenFile` when a file cannot be read.
+        init(_ source: Source, declaredLength: Int64? = nil) throws {
+            var reader = Reader(source: source)
+            switch source {
+            case .data(let data):
+                length = Int64(data.count)
+            case .file(let url):
+                let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+                guard descriptor >= 0 else {
+                    let code: URLError.Code = errno == ENOENT ? .fileDoesNotExist : .cannotOpenFile
+                    throw URLError(
+                        code,
+                        userInfo: [NSLocalizedDescriptionKey: "cannot open the body file \(url.path): \(String(cString: strerror(errno)))"])
+                }
+                var info = stat()
+                guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+                    close(descriptor)
+                    throw URLError(
+                        .cannotOpenFile, userInfo: [NSLocalizedDescriptionKey: "the body file \(url.path) is not a regular file"])
+                }
+                reader.descriptor = descriptor
+                length = Int64(info.st_size)
+            case .stream:
+                length = declaredLength
+            }
+            self.reader = Lock(reader)
         }
-    }
 
-    /// Moves back to `position` (libcurl rewinds to resend a body on a reused connection).
-    /// - Returns: Whether the body could move there; a stream cannot.
-    func seek(to position: Int64) -> Bool {
-        reader.withLock { $0.seek(to: position) }
-    }
-}
+        deinit {
+            reader.withLock { reader in
+                if reader.descriptor >= 0 { close(reader.descriptor) }
+                if case .stream(let stream) = reader.source, reader.streamOpened { stream.close() }
+            }
+        }
 
-extension CurlRequestBody.Reader {
-    mutating func read(into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) -> Int? {
-        switch source {
-        case let .data(data):
-            let count = min(capacity, data.count - offset)
-            guard count > 0 else { return 0 }
-            data.withUnsafeBytes { bytes in
-                let start = bytes.baseAddress!.advanced(by: offset).assumingMemoryBound(to: UInt8.self)
-                buffer.update(from: start, count: count)
+        /// Copies up to `capacity` bytes into `buffer`.
+        /// - Returns: The number of bytes copied (0 at the end), or nil on a read error.
+        func read(into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) -> Int? {
+            let address = UInt(bitPattern: buffer)
+            return reader.withLock { reader in
+                // The address travels as an integer: the lock's closure may not capture a pointer.
+                reader.read(into: UnsafeMutablePointer(bitPattern: address)!, capacity: capacity)
             }
-            offset += count
-            return count
-        case .file:
-            while true {
-                let count = Glibc.read(descriptor, buffer, capacity)
-                if count >= 0 { return count }
-                if errno != EINTR { return nil }
-            }
-        case let .stream(stream):
-            if !streamOpened {
-                stream.open()
-                streamOpened = true
-            }
-            let count = stream.read(buffer, maxLength: capacity)
-            return count >= 0 ? count : nil
+        }
+
+        /// Moves back to `position` (libcurl rewinds to resend a body on a reused connection).
+        /// - Returns: Whether the body could move there; a stream cannot.
+        func seek(to position: Int64) -> Bool {
+            reader.withLock { $0.seek(to: position) }
         }
     }
 
-    mutating func seek(to position: Int64) -> Bool {
-        switch source {
-        case let .data(data):
-            guard position >= 0, position <= Int64(data.count) else { return false }
-            offset = Int(position)
-            return true
-        case .file:
-            return lseek(descriptor, off_t(position), SEEK_SET) == off_t(position)
-        case .stream:
-            return false
+    extension CurlRequestBody.Reader {
+        mutating func read(into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) -> Int? {
+            switch source {
+            case .data(let data):
+                let count = min(capacity, data.count - offset)
+                guard count > 0 else { return 0 }
+                data.withUnsafeBytes { bytes in
+                    let start = bytes.baseAddress!.advanced(by: offset).assumingMemoryBound(to: UInt8.self)
+                    buffer.update(from: start, count: count)
+                }
+                offset += count
+                return count
+            case .file:
+                while true {
+                    let count = Glibc.read(descriptor, buffer, capacity)
+                    if count >= 0 { return count }
+                    if errno != EINTR { return nil }
+                }
+            case .stream(let stream):
+                if !streamOpened {
+                    stream.open()
+                    streamOpened = true
+                }
+                let count = stream.read(buffer, maxLength: capacity)
+                return count >= 0 ? count : nil
+            }
+        }
+
+        mutating func seek(to position: Int64) -> Bool {
+            switch source {
+            case .data(let data):
+                guard position >= 0, position <= Int64(data.count) else { return false }
+                offset = Int(position)
+                return true
+            case .file:
+                return lseek(descriptor, off_t(position), SEEK_SET) == off_t(position)
+            case .stream:
+                return false
+            }
         }
     }
-}
 #endif

@@ -1,398 +1,416 @@
 #if os(Linux)
-import Foundation
-import ConveyorLocking
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+    import Foundation
+    import ConveyorLocking
+    #if canImport(FoundationNetworking)
+        import FoundationNetworking
+    #endif
 
-/// One request sent by a ``CurlTransport``: the easy handle's options, libcurl's callbacks,
-/// and the events they become for the ``TransportTaskDelegate``.
-///
-/// The thread that owns the multi handle (the loop thread, or a caller that found it idle)
-/// configures and drives it; `cancel()` may come from any thread. Delegate calls happen on that
-/// thread, never under the lock (a delegate may cancel in return).
-final class CurlTransfer: @unchecked Sendable {
-    // @unchecked Sendable: every mutable field is in `state`, behind one Lock. `errorBuffer`
-    // is written by libcurl and read by the handle's owner only, between callbacks.
+    /// One request sent by a ``CurlTransport``: the easy handle's options, libcurl's callbacks,
+    /// and the events they become for the ``TransportTaskDelegate``.
+    ///
+    /// The thread that owns the multi handle (the loop thread, or a caller that found it idle)
+    /// configures and drives it; `cancel()` may come from any thread. Delegate calls happen on that
+    /// thread, never under the lock (a delegate may cancel in return).
+    final class CurlTransfer: @unchecked Sendable {
+        // @unchecked Sendable: every mutable field is in `state`, behind one Lock. `errorBuffer`
+        // is written by libcurl and read by the handle's owner only, between callbacks.
 
-    typealias Handle = CurlLibrary.Handle
+        typealias Handle = CurlLibrary.Handle
 
-    let request: URLRequest
-    let url: URL
-    let delegate: any TransportTaskDelegate
-    private let bodySource: CurlRequestBody.Source?
-    private let settings: CurlTransport.Settings
-    private let library: CurlLibrary
-    private let state = Lock(State())
-    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: CurlConstant.errorBufferSize)
+        let request: URLRequest
+        let url: URL
+        let delegate: any TransportTaskDelegate
+        private let bodySource: CurlRequestBody.Source?
+        private let settings: CurlTransport.Settings
+        private let library: CurlLibrary
+        private let state = Lock(State())
+        private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: CurlConstant.errorBufferSize)
 
-    /// What the loop does with a transfer libcurl reports done.
-    enum Outcome {
-        /// Completed (the delegate has been told); the handle can be reused.
-        case finished
-        /// Send again on the same handle (an authentication challenge was answered).
-        case resend
-    }
-
-    private struct State {
-        var body: CurlRequestBody?
-        var headerList = UncheckedSendableBox<Handle?>(value: nil)
-        var head = CurlResponseHead()
-        var response: HTTPURLResponse?
-        /// A 401/407 head (and its body) kept back until it is known whether the challenge is
-        /// answered: a response the caller never sees if it is.
-        var held: (response: HTTPURLResponse, head: CurlResponseHead, body: Data)?
-        var bytesSent: Int64 = 0
-        var cancelled = false
-        var completed = false
-        var failedChallenges = 0
-        var answer: ChallengeAnswer?
-        /// Set after a kept-alive connection died under the request: it is sent once more, on
-        /// a new connection.
-        var needsFreshConnection = false
-    }
-
-    /// Credentials chosen for a challenge, sent with the next attempt.
-    private enum ChallengeAnswer {
-        case header(name: String, value: String)
-        case curlNegotiated(user: String, password: String, scheme: Int)
-    }
-
-    init(request: URLRequest, bodyFile: URL?, delegate: any TransportTaskDelegate, settings: CurlTransport.Settings, library: CurlLibrary) {
-        self.request = request
-        self.url = request.url ?? URL(fileURLWithPath: "/")
-        self.delegate = delegate
-        self.settings = settings
-        self.library = library
-        if let bodyFile {
-            bodySource = .file(bodyFile)
-        } else if let data = request.httpBody {
-            bodySource = .data(data)
-        } else if let stream = request.httpBodyStream {
-            bodySource = .stream(stream)
-        } else {
-            bodySource = nil
+        /// What the loop does with a transfer libcurl reports done.
+        enum Outcome {
+            /// Completed (the delegate has been told); the handle can be reused.
+            case finished
+            /// Send again on the same handle (an authentication challenge was answered).
+            case resend
         }
-        errorBuffer.initialize(repeating: 0, count: CurlConstant.errorBufferSize)
-    }
 
-    deinit {
-        errorBuffer.deallocate()
-        if let list = state.withLock({ $0.headerList.value }) { library.slistFreeAll(list) }
-    }
-
-    var isCancelled: Bool { state.withLock { $0.cancelled } }
-
-    /// Marks the transfer cancelled; libcurl's next callback for it aborts.
-    func markCancelled() {
-        state.withLock { $0.cancelled = true }
-    }
-
-    // MARK: - Configuring the handle (the multi handle's owner)
-
-    /// Sets every option of `handle` for this request.
-    /// - Returns: An error that fails the transfer before anything is sent, or nil.
-    func configure(_ handle: Handle) -> (any Error)? {
-        let curl = library
-        let userData = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
-        let method = (request.httpMethod ?? "GET").uppercased()
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            return URLError(.unsupportedURL, userInfo: [NSURLErrorFailingURLErrorKey: url])
+        private struct State {
+            var body: CurlRequestBody?
+            var headerList = UncheckedSendableBox<Handle?>(value: nil)
+            var head = CurlResponseHead()
+            var response: HTTPURLResponse?
+            /// A 401/407 head (and its body) kept back until it is known whether the challenge is
+            /// answered: a response the caller never sees if it is.
+            var held: (response: HTTPURLResponse, head: CurlResponseHead, body: Data)?
+            var bytesSent: Int64 = 0
+            var cancelled = false
+            var completed = false
+            var failedChallenges = 0
+            var answer: ChallengeAnswer?
+            /// Set after a kept-alive connection died under the request: it is sent once more, on
+            /// a new connection.
+            var needsFreshConnection = false
         }
-        if scheme == "https", let error = settings.trustError {
-            return ConveyorError.serverTrustFailed(host: url.host ?? "the server", reason: error)
-        }
-        let headers = request.allHTTPHeaderFields ?? [:]
-        let declaredLength = headers.first { $0.key.equalsIgnoringASCIICase("Content-Length") }.flatMap { Int64($0.value) }
-        let body: CurlRequestBody?
-        do {
-            body = try bodySource.map { try CurlRequestBody($0, declaredLength: declaredLength) }
-        } catch {
-            return error
-        }
-        let (answer, fresh) = state.withLock { state -> (ChallengeAnswer?, Bool) in
-            state.body = body
-            state.head = CurlResponseHead()
-            state.response = nil
-            state.held = nil
-            state.bytesSent = 0
-            return (state.answer, state.needsFreshConnection)
-        }
-        curl.setOption(handle, .url, url.absoluteString)
-        if CurlTransport.verbose { curl.setOption(handle, .verbose, 1) }
-        if fresh { curl.setOption(handle, .freshConnect, 1) }
-        curl.setOption(handle, .noSignal, 1)
-        curl.setOption(handle, .errorBuffer, pointer: UnsafeRawPointer(errorBuffer))
-        curl.setOption(handle, .pathAsIs, 1)
-        curl.setOption(handle, .tcpNoDelay, 1)
-        curl.setOption(handle, .suppressConnectHeaders, 1)
-        curl.setOption(handle, .httpVersion, CurlConstant.httpVersion2TLS)
-        // Over TLS, wait for a connection being set up to tell (by ALPN) whether it multiplexes
-        // rather than opening another. Never over plain HTTP (no HTTP/2 without TLS here):
-        // libcurl then waited for a busy HTTP/1.1 connection — an upload sat behind a slow
-        // download until the download ended (seen in the graceful-shutdown test).
-        if scheme == "https" { curl.setOption(handle, .pipeWait, 1) }
-        curl.setOption(handle, .headerFunction, function: unsafeBitCast(curlHeaderCallback, to: UnsafeRawPointer.self))
-        curl.setOption(handle, .headerData, pointer: userData)
-        curl.setOption(handle, .writeFunction, function: unsafeBitCast(curlWriteCallback, to: UnsafeRawPointer.self))
-        curl.setOption(handle, .writeData, pointer: userData)
-        // An explicit Accept-Encoding is sent as given (and decoded where libcurl can);
-        // otherwise every encoding libcurl decodes is offered.
-        let acceptEncoding = headers.first { $0.key.equalsIgnoringASCIICase("Accept-Encoding") }?.value
-        curl.setOption(handle, .acceptEncoding, acceptEncoding ?? "")
-        settings.applyTLS(to: handle, library: curl)
 
-        switch method {
-        case "GET" where body == nil:
-            curl.setOption(handle, .httpGet, 1)
-        case "HEAD":
-            curl.setOption(handle, .noBody, 1)
-        default:
-            if let body {
-                curl.setOption(handle, .post, 1)
-                curl.setOption(handle, .postFieldSizeLarge, body.length ?? -1)
-                curl.setOption(handle, .readFunction, function: unsafeBitCast(curlReadCallback, to: UnsafeRawPointer.self))
-                curl.setOption(handle, .readData, pointer: userData)
-                curl.setOption(handle, .seekFunction, function: unsafeBitCast(curlSeekCallback, to: UnsafeRawPointer.self))
-                curl.setOption(handle, .seekData, pointer: userData)
-                if case let .stream(stream as ThrottledInputStream) = bodySource, let rate = stream.bytesPerSecond {
-                    // libcurl paces the upload; the stream must not sleep on the driving thread.
-                    stream.sleepsBetweenPackets = false
-                    curl.setOption(handle, .maxSendSpeedLarge, rate)
+        /// Credentials chosen for a challenge, sent with the next attempt.
+        private enum ChallengeAnswer {
+            case header(name: String, value: String)
+            case curlNegotiated(user: String, password: String, scheme: Int)
+        }
+
+        init(
+            request: URLRequest, bodyFile: URL?, delegate: any TransportTaskDelegate, settings: CurlTransport.Settings, library: CurlLibrary
+        ) {
+            self.request = request
+            self.url = request.url ?? URL(fileURLWithPath: "/")
+            self.delegate = delegate
+            self.settings = settings
+            self.library = library
+            if let bodyFile {
+                bodySource = .file(bodyFile)
+            } else if let data = request.httpBody {
+                bodySource = .data(data)
+            } else if let stream = request.httpBodyStream {
+                bodySource = .stream(stream)
+            } else {
+                bodySource = nil
+            }
+            errorBuffer.initialize(repeating: 0, count: CurlConstant.errorBufferSize)
+        }
+
+        deinit {
+            errorBuffer.deallocate()
+            if let list = state.withLock({ $0.headerList.value }) { library.slistFreeAll(list) }
+        }
+
+        var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+        /// Marks the transfer cancelled; libcurl's next callback for it aborts.
+        func markCancelled() {
+            state.withLock { $0.cancelled = true }
+        }
+
+        // MARK: - Configuring the handle (the multi handle's owner)
+
+        /// Sets every option of `handle` for this request.
+        /// - Returns: An error that fails the transfer before anything is sent, or nil.
+        func configure(_ handle: Handle) -> (any Error)? {
+            let curl = library
+            let userData = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+            let method = (request.httpMethod ?? "GET").uppercased()
+            guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+                return URLError(.unsupportedURL, userInfo: [NSURLErrorFailingURLErrorKey: url])
+            }
+            if scheme == "https", let error = settings.trustError {
+                return ConveyorError.serverTrustFailed(host: url.host ?? "the server", reason: error)
+            }
+            let headers = request.allHTTPHeaderFields ?? [:]
+            let declaredLength = headers.first { $0.key.equalsIgnoringASCIICase("Content-Length") }.flatMap { Int64($0.value) }
+            let body: CurlRequestBody?
+            do {
+                body = try bodySource.map { try CurlRequestBody($0, declaredLength: declaredLength) }
+            } catch {
+                return error
+            }
+            let (answer, fresh) = state.withLock { state -> (ChallengeAnswer?, Bool) in
+                state.body = body
+                state.head = CurlResponseHead()
+                state.response = nil
+                state.held = nil
+                state.bytesSent = 0
+                return (state.answer, state.needsFreshConnection)
+            }
+            curl.setOption(handle, .url, url.absoluteString)
+            if CurlTransport.verbose { curl.setOption(handle, .verbose, 1) }
+            if fresh { curl.setOption(handle, .freshConnect, 1) }
+            curl.setOption(handle, .noSignal, 1)
+            curl.setOption(handle, .errorBuffer, pointer: UnsafeRawPointer(errorBuffer))
+            curl.setOption(handle, .pathAsIs, 1)
+            curl.setOption(handle, .tcpNoDelay, 1)
+            curl.setOption(handle, .suppressConnectHeaders, 1)
+            curl.setOption(handle, .httpVersion, CurlConstant.httpVersion2TLS)
+            // Over TLS, wait for a connection being set up to tell (by ALPN) whether it multiplexes
+            // rather than opening another. Never over plain HTTP (no HTTP/2 without TLS here):
+            // libcurl then waited for a busy HTTP/1.1 connection — an upload sat behind a slow
+            // download until the download ended (seen in the graceful-shutdown test).
+            if scheme == "https" { curl.setOption(handle, .pipeWait, 1) }
+            curl.setOption(handle, .headerFunction, function: unsafeBitCast(curlHeaderCallback, to: UnsafeRawPointer.self))
+            curl.setOption(handle, .headerData, pointer: userData)
+            curl.setOption(handle, .writeFunction, function: unsafeBitCast(curlWriteCallback, to: UnsafeRawPointer.self))
+            curl.setOption(handle, .writeData, pointer: userData)
+            // An explicit Accept-Encoding is sent as given (and decoded where libcurl can);
+            // otherwise every encoding libcurl decodes is offered.
+            let acceptEncoding = headers.first { $0.key.equalsIgnoringASCIICase("Accept-Encoding") }?.value
+            curl.setOption(handle, .acceptEncoding, acceptEncoding ?? "")
+            settings.applyTLS(to: handle, library: curl)
+
+            switch method {
+            case "GET" where body == nil:
+                curl.setOption(handle, .httpGet, 1)
+            case "HEAD":
+                curl.setOption(handle, .noBody, 1)
+            default:
+                if let body {
+                    curl.setOption(handle, .post, 1)
+                    curl.setOption(handle, .postFieldSizeLarge, body.length ?? -1)
+                    curl.setOption(handle, .readFunction, function: unsafeBitCast(curlReadCallback, to: UnsafeRawPointer.self))
+                    curl.setOption(handle, .readData, pointer: userData)
+                    curl.setOption(handle, .seekFunction, function: unsafeBitCast(curlSeekCallback, to: UnsafeRawPointer.self))
+                    curl.setOption(handle, .seekData, pointer: userData)
+                    if case .stream(let stream as ThrottledInputStream) = bodySource, let rate = stream.bytesPerSecond {
+                        // libcurl paces the upload; the stream must not sleep on the driving thread.
+                        stream.sleepsBetweenPackets = false
+                        curl.setOption(handle, .maxSendSpeedLarge, rate)
+                    }
+                } else if method == "POST" || method == "PUT" || method == "PATCH" {
+                    // A bodiless POST/PUT/PATCH still says Content-Length: 0, as URLSession does.
+                    curl.setOption(handle, .post, 1)
+                    curl.setOption(handle, .postFieldSizeLarge, Int64(0))
                 }
-            } else if method == "POST" || method == "PUT" || method == "PATCH" {
-                // A bodiless POST/PUT/PATCH still says Content-Length: 0, as URLSession does.
-                curl.setOption(handle, .post, 1)
-                curl.setOption(handle, .postFieldSizeLarge, Int64(0))
+                if method != "POST" { curl.setOption(handle, .customRequest, method) }
             }
-            if method != "POST" { curl.setOption(handle, .customRequest, method) }
-        }
-        if case let .curlNegotiated(user, password, scheme) = answer {
-            curl.setOption(handle, .userPassword, "\(user):\(password)")
-            curl.setOption(handle, .httpAuth, scheme)
-        }
-        let list = headerList(headers, answer: answer)
-        let previous = state.withLock { state -> UncheckedSendableBox<Handle?> in
-            defer { state.headerList = UncheckedSendableBox(value: list) }
-            return state.headerList
-        }
-        if let previous = previous.value { curl.slistFreeAll(previous) }
-        curl.setOption(handle, .httpHeader, pointer: list.map(UnsafeRawPointer.init))
-        return nil
-    }
-
-    /// The request's headers as a curl_slist: the request's own, the session's additional
-    /// ones it does not override, cookies, the chosen credentials, and no `Expect` (libcurl
-    /// would wait a second for `100 Continue` before larger bodies).
-    private func headerList(_ headers: [String: String], answer: ChallengeAnswer?) -> Handle? {
-        var headers = headers
-        // A request has a handful of fields: scanning them costs less than a set of lower-cased names.
-        func has(_ name: String) -> Bool { headers.keys.contains { $0.equalsIgnoringASCIICase(name) } }
-        for (name, value) in settings.additionalHeaders where !has(name) {
-            headers[name] = value
-        }
-        if let cookie = settings.cookies.header(for: request) { headers["Cookie"] = cookie }
-        if case let .header(name, value) = answer { headers[name] = value }
-        var list: Handle?
-        func append(_ line: String) {
-            list = line.withCString { library.slistAppend(list, $0) } ?? list
-        }
-        for (name, value) in headers where !name.equalsIgnoringASCIICase("Accept-Encoding") {
-            // "Name;" is libcurl's spelling of a header with an empty value ("Name:" removes one).
-            append(value.isEmpty ? "\(name);" : "\(name): \(value)")
-        }
-        if !has("Expect") { append("Expect:") }
-        return list
-    }
-
-    // MARK: - libcurl callbacks (the multi handle's owner)
-
-    fileprivate func didReceiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int {
-        let deliver = state.withLock { state -> HTTPURLResponse? in
-            guard !state.cancelled else { return nil }
-            if state.head.consume(bytes) == false {
-                // A new head after a held 401 means libcurl answered the challenge itself.
-                if state.head.hasStarted, state.held != nil { state.held = nil }
-                return nil
+            if case .curlNegotiated(let user, let password, let scheme) = answer {
+                curl.setOption(handle, .userPassword, "\(user):\(password)")
+                curl.setOption(handle, .httpAuth, scheme)
             }
-            let head = state.head
-            guard let response = head.response(for: url) else { return nil }
-            settings.cookies.store(head.values(of: "Set-Cookie"), from: url, for: request)
-            if response.statusCode == 401 || response.statusCode == 407 {
-                state.held = (response, head, Data())
-                return nil
+            let list = headerList(headers, answer: answer)
+            let previous = state.withLock { state -> UncheckedSendableBox<Handle?> in
+                defer { state.headerList = UncheckedSendableBox(value: list) }
+                return state.headerList
             }
-            state.response = response
-            return response
+            if let previous = previous.value { curl.slistFreeAll(previous) }
+            curl.setOption(handle, .httpHeader, pointer: list.map(UnsafeRawPointer.init))
+            return nil
         }
-        if isCancelled { return 0 }
-        if let deliver { delegate.transportDidReceive(response: deliver) }
-        return bytes.count
-    }
 
-    fileprivate func didReceiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
-        let forward = state.withLock { state -> Bool? in
-            if state.cancelled { return nil }
-            if state.held != nil {
-                state.held?.body.append(contentsOf: bytes)
-                return false
+        /// The request's headers as a curl_slist: the request's own, the session's additional
+        /// ones it does not override, cookies, the chosen credentials, and no `Expect` (libcurl
+        /// would wait a second for `100 Continue` before larger bodies).
+        private func headerList(_ headers: [String: String], answer: ChallengeAnswer?) -> Handle? {
+            var headers = headers
+            // A request has a handful of fields: scanning them costs less than a set of lower-cased names.
+            func has(_ name: String) -> Bool { headers.keys.contains { $0.equalsIgnoringASCIICase(name) } }
+            for (name, value) in settings.additionalHeaders where !has(name) {
+                headers[name] = value
             }
-            return state.response != nil
+            if let cookie = settings.cookies.header(for: request) { headers["Cookie"] = cookie }
+            if case .header(let name, let value) = answer { headers[name] = value }
+            var list: Handle?
+            func append(_ line: String) {
+                list = line.withCString { library.slistAppend(list, $0) } ?? list
+            }
+            for (name, value) in headers where !name.equalsIgnoringASCIICase("Accept-Encoding") {
+                // "Name;" is libcurl's spelling of a header with an empty value ("Name:" removes one).
+                append(value.isEmpty ? "\(name);" : "\(name): \(value)")
+            }
+            if !has("Expect") { append("Expect:") }
+            return list
         }
-        guard let forward else { return 0 }
-        if forward { delegate.transportDidReceive(data: Data(bytes)) }
-        return bytes.count
-    }
 
-    fileprivate func readBody(into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) -> Int {
-        guard let body = state.withLock({ $0.cancelled ? nil : $0.body }),
-              let read = body.read(into: buffer, capacity: capacity) else { return CurlConstant.readAbort }
-        let progress = state.withLock { state -> (read: Int, sent: Int64, expected: Int64) in
-            state.bytesSent += Int64(read)
-            return (read, state.bytesSent, body.length ?? -1)
+        // MARK: - libcurl callbacks (the multi handle's owner)
+
+        fileprivate func didReceiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int {
+            let deliver = state.withLock { state -> HTTPURLResponse? in
+                guard !state.cancelled else { return nil }
+                if state.head.consume(bytes) == false {
+                    // A new head after a held 401 means libcurl answered the challenge itself.
+                    if state.head.hasStarted, state.held != nil { state.held = nil }
+                    return nil
+                }
+                let head = state.head
+                guard let response = head.response(for: url) else { return nil }
+                settings.cookies.store(head.values(of: "Set-Cookie"), from: url, for: request)
+                if response.statusCode == 401 || response.statusCode == 407 {
+                    state.held = (response, head, Data())
+                    return nil
+                }
+                state.response = response
+                return response
+            }
+            if isCancelled { return 0 }
+            if let deliver { delegate.transportDidReceive(response: deliver) }
+            return bytes.count
         }
-        if progress.read > 0 {
-            delegate.transportDidSend(bytes: Int64(progress.read), totalBytesSent: progress.sent, totalBytesExpectedToSend: progress.expected)
+
+        fileprivate func didReceiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+            let forward = state.withLock { state -> Bool? in
+                if state.cancelled { return nil }
+                if state.held != nil {
+                    state.held?.body.append(contentsOf: bytes)
+                    return false
+                }
+                return state.response != nil
+            }
+            guard let forward else { return 0 }
+            if forward { delegate.transportDidReceive(data: Data(bytes)) }
+            return bytes.count
         }
-        return progress.read
-    }
 
-    fileprivate func seekBody(to offset: Int64) -> Int32 {
-        guard let body = state.withLock({ $0.body }), body.seek(to: offset) else { return CurlConstant.seekCantSeek }
-        state.withLock { $0.bytesSent = offset }
-        return CurlConstant.seekOK
-    }
+        fileprivate func readBody(into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) -> Int {
+            guard let body = state.withLock({ $0.cancelled ? nil : $0.body }),
+                let read = body.read(into: buffer, capacity: capacity)
+            else { return CurlConstant.readAbort }
+            let progress = state.withLock { state -> (read: Int, sent: Int64, expected: Int64) in
+                state.bytesSent += Int64(read)
+                return (read, state.bytesSent, body.length ?? -1)
+            }
+            if progress.read > 0 {
+                delegate.transportDidSend(
+                    bytes: Int64(progress.read), totalBytesSent: progress.sent, totalBytesExpectedToSend: progress.expected)
+            }
+            return progress.read
+        }
 
-    // MARK: - Completion (the multi handle's owner)
+        fileprivate func seekBody(to offset: Int64) -> Int32 {
+            guard let body = state.withLock({ $0.body }), body.seek(to: offset) else { return CurlConstant.seekCantSeek }
+            state.withLock { $0.bytesSent = offset }
+            return CurlConstant.seekOK
+        }
 
-    /// libcurl finished the transfer with `code`: reports metrics and the outcome, or
-    /// decides to send again with credentials.
-    func finish(code: Int32, handle: Handle) -> Outcome {
-        let (cancelled, held, response) = state.withLock { state in (state.cancelled, state.held, state.response) }
-        if cancelled {
-            complete(response: response, error: URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: url]))
+        // MARK: - Completion (the multi handle's owner)
+
+        /// libcurl finished the transfer with `code`: reports metrics and the outcome, or
+        /// decides to send again with credentials.
+        func finish(code: Int32, handle: Handle) -> Outcome {
+            let (cancelled, held, response) = state.withLock { state in (state.cancelled, state.held, state.response) }
+            if cancelled {
+                complete(response: response, error: URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: url]))
+                return .finished
+            }
+            delegate.transportDidCollect(metrics: metrics(of: handle))
+            if code == CurlCode.ok.rawValue, let held {
+                if prepareAnswer(to: held.response, head: held.head) { return .resend }
+                delegate.transportDidReceive(response: held.response)
+                if !held.body.isEmpty { delegate.transportDidReceive(data: held.body) }
+                let challenged = !held.head.values(of: held.response.statusCode == 401 ? "WWW-Authenticate" : "Proxy-Authenticate").isEmpty
+                complete(
+                    response: held.response,
+                    error: challenged ? URLError(.userCancelledAuthentication, userInfo: [NSURLErrorFailingURLErrorKey: url]) : nil)
+                return .finished
+            }
+            if shouldResendOnFreshConnection(code: code, handle: handle, responded: response != nil || held != nil) { return .resend }
+            if code == CurlCode.ok.rawValue {
+                complete(
+                    response: response,
+                    error: response == nil ? URLError(.badServerResponse, userInfo: [NSURLErrorFailingURLErrorKey: url]) : nil)
+            } else {
+                let text = String(cString: errorBuffer)
+                complete(
+                    response: response ?? held?.response,
+                    error: CurlErrors.error(for: code, text: text.isEmpty ? library.describe(code) : text, url: url))
+            }
             return .finished
         }
-        delegate.transportDidCollect(metrics: metrics(of: handle))
-        if code == CurlCode.ok.rawValue, let held {
-            if prepareAnswer(to: held.response, head: held.head) { return .resend }
-            delegate.transportDidReceive(response: held.response)
-            if !held.body.isEmpty { delegate.transportDidReceive(data: held.body) }
-            let challenged = !held.head.values(of: held.response.statusCode == 401 ? "WWW-Authenticate" : "Proxy-Authenticate").isEmpty
-            complete(response: held.response, error: challenged ? URLError(.userCancelledAuthentication, userInfo: [NSURLErrorFailingURLErrorKey: url]) : nil)
-            return .finished
-        }
-        if shouldResendOnFreshConnection(code: code, handle: handle, responded: response != nil || held != nil) { return .resend }
-        if code == CurlCode.ok.rawValue {
-            complete(response: response, error: response == nil ? URLError(.badServerResponse, userInfo: [NSURLErrorFailingURLErrorKey: url]) : nil)
-        } else {
-            let text = String(cString: errorBuffer)
-            complete(response: response ?? held?.response, error: CurlErrors.error(for: code, text: text.isEmpty ? library.describe(code) : text, url: url))
-        }
-        return .finished
-    }
 
-    /// A kept-alive connection can be closed by the server just as a request goes out on it;
-    /// the request then fails with nothing received. Browsers and URLSession send it again on
-    /// a new connection, once; so does this transport — when nothing of a response arrived, the
-    /// connection was a reused one, and the body can be sent again (not a one-pass stream).
-    private func shouldResendOnFreshConnection(code: Int32, handle: Handle, responded: Bool) -> Bool {
-        let staleCodes: Set<Int32> = [CurlCode.gotNothing.rawValue, CurlCode.sendError.rawValue, CurlCode.recvError.rawValue]
-        guard staleCodes.contains(code), !responded, library.info(handle, long: .numConnects) == 0 else { return false }
-        if case .stream = bodySource { return false }
-        return state.withLock { state in
-            guard !state.needsFreshConnection else { return false }
-            state.needsFreshConnection = true
+        /// A kept-alive connection can be closed by the server just as a request goes out on it;
+        /// the request then fails with nothing received. Browsers and URLSession send it again on
+        /// a new connection, once; so does this transport — when nothing of a response arrived, the
+        /// connection was a reused one, and the body can be sent again (not a one-pass stream).
+        private func shouldResendOnFreshConnection(code: Int32, handle: Handle, responded: Bool) -> Bool {
+            let staleCodes: Set<Int32> = [CurlCode.gotNothing.rawValue, CurlCode.sendError.rawValue, CurlCode.recvError.rawValue]
+            guard staleCodes.contains(code), !responded, library.info(handle, long: .numConnects) == 0 else { return false }
+            if case .stream = bodySource { return false }
+            return state.withLock { state in
+                guard !state.needsFreshConnection else { return false }
+                state.needsFreshConnection = true
+                return true
+            }
+        }
+
+        /// Fails the transfer without libcurl (before it started, or when it could not start).
+        func fail(_ error: any Error) {
+            complete(response: nil, error: error)
+        }
+
+        /// Tells the delegate the transfer ended, once.
+        func complete(response: HTTPURLResponse?, error: (any Error)?) {
+            let first = state.withLock { state -> Bool in
+                defer {
+                    state.completed = true
+                    state.body = nil
+                }
+                return !state.completed
+            }
+            if first { delegate.transportDidComplete(response: response, error: error) }
+        }
+
+        /// Asks the delegate about a 401/407 challenge; true when the transfer is to be sent again
+        /// with the credential it chose.
+        private func prepareAnswer(to response: HTTPURLResponse, head: CurlResponseHead) -> Bool {
+            let isProxy = response.statusCode == 407
+            guard let challengeLine = head.values(of: isProxy ? "Proxy-Authenticate" : "WWW-Authenticate").first else { return false }
+            let failures = state.withLock { $0.failedChallenges }
+            let challenge = CurlChallenge.make(line: challengeLine, url: url, isProxy: isProxy, failures: failures, response: response)
+            let (disposition, credential) = delegate.transportDisposition(for: challenge)
+            guard disposition == .useCredential, let user = credential?.user, let password = credential?.password,
+                failures < 5, bodySource.map({ if case .stream = $0 { false } else { true } }) ?? true
+            else { return false }
+            let scheme = challengeLine.split(separator: " ").first.map { $0.lowercased() } ?? ""
+            let answer: ChallengeAnswer
+            if scheme == "basic" {
+                let token = Data("\(user):\(password)".utf8).base64EncodedString()
+                answer = .header(name: isProxy ? "Proxy-Authorization" : "Authorization", value: "Basic \(token)")
+            } else {
+                answer = .curlNegotiated(
+                    user: user, password: password, scheme: scheme == "digest" ? CurlConstant.authDigest : CurlConstant.authAnySafe)
+            }
+            state.withLock { state in
+                state.failedChallenges += 1
+                state.answer = answer
+            }
             return true
         }
-    }
 
-    /// Fails the transfer without libcurl (before it started, or when it could not start).
-    func fail(_ error: any Error) {
-        complete(response: nil, error: error)
-    }
-
-    /// Tells the delegate the transfer ended, once.
-    func complete(response: HTTPURLResponse?, error: (any Error)?) {
-        let first = state.withLock { state -> Bool in
-            defer { state.completed = true; state.body = nil }
-            return !state.completed
+        private func metrics(of handle: Handle) -> TransferMetrics {
+            func seconds(_ info: CurlInfo) -> TimeInterval { Double(library.info(handle, offset: info) ?? 0) / 1_000_000 }
+            let version: String
+            switch library.info(handle, long: .httpVersion) {
+            case 1: version = "HTTP/1.0"
+            case 3: version = "HTTP/2"
+            case 30: version = "HTTP/3"
+            default: version = "HTTP/1.1"
+            }
+            let secure = url.scheme?.lowercased() == "https"
+            let reused = library.info(handle, long: .numConnects) == 0
+            // libcurl reports a reused connection's phases as 0 or as tiny leftovers; make them 0
+            // and keep the rest in order, as the type promises.
+            let lookup = reused ? 0 : seconds(.nameLookupTime)
+            let connect = reused ? 0 : max(lookup, seconds(.connectTime))
+            let handshake = secure ? (reused ? 0 : max(connect, seconds(.appConnectTime))) : nil
+            let firstByte = max(handshake ?? connect, seconds(.startTransferTime))
+            return TransferMetrics(
+                domainLookup: lookup, connect: connect, secureConnection: handshake, firstByte: firstByte,
+                lastByte: max(firstByte, seconds(.totalTime)), httpVersion: version,
+                reusedConnection: reused, remoteAddress: library.info(handle, string: .primaryIP))
         }
-        if first { delegate.transportDidComplete(response: response, error: error) }
     }
 
-    /// Asks the delegate about a 401/407 challenge; true when the transfer is to be sent again
-    /// with the credential it chose.
-    private func prepareAnswer(to response: HTTPURLResponse, head: CurlResponseHead) -> Bool {
-        let isProxy = response.statusCode == 407
-        guard let challengeLine = head.values(of: isProxy ? "Proxy-Authenticate" : "WWW-Authenticate").first else { return false }
-        let failures = state.withLock { $0.failedChallenges }
-        let challenge = CurlChallenge.make(line: challengeLine, url: url, isProxy: isProxy, failures: failures, response: response)
-        let (disposition, credential) = delegate.transportDisposition(for: challenge)
-        guard disposition == .useCredential, let user = credential?.user, let password = credential?.password,
-              failures < 5, bodySource.map({ if case .stream = $0 { false } else { true } }) ?? true else { return false }
-        let scheme = challengeLine.split(separator: " ").first.map { $0.lowercased() } ?? ""
-        let answer: ChallengeAnswer
-        if scheme == "basic" {
-            let token = Data("\(user):\(password)".utf8).base64EncodedString()
-            answer = .header(name: isProxy ? "Proxy-Authorization" : "Authorization", value: "Basic \(token)")
-        } else {
-            answer = .curlNegotiated(user: user, password: password, scheme: scheme == "digest" ? CurlConstant.authDigest : CurlConstant.authAnySafe)
-        }
-        state.withLock { state in
-            state.failedChallenges += 1
-            state.answer = answer
-        }
-        return true
+    // libcurl's callbacks: C functions that find the transfer through their user-data pointer
+    // (unretained: the loop keeps the transfer alive while its handle is in the multi handle).
+
+    private let curlHeaderCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+        pointer, size, count, userData in
+        guard let pointer, let userData else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue()
+        return transfer.didReceiveHeaderLine(UnsafeRawBufferPointer(start: pointer, count: size * count))
     }
 
-    private func metrics(of handle: Handle) -> TransferMetrics {
-        func seconds(_ info: CurlInfo) -> TimeInterval { Double(library.info(handle, offset: info) ?? 0) / 1_000_000 }
-        let version: String
-        switch library.info(handle, long: .httpVersion) {
-        case 1: version = "HTTP/1.0"
-        case 3: version = "HTTP/2"
-        case 30: version = "HTTP/3"
-        default: version = "HTTP/1.1"
-        }
-        let secure = url.scheme?.lowercased() == "https"
-        let reused = library.info(handle, long: .numConnects) == 0
-        // libcurl reports a reused connection's phases as 0 or as tiny leftovers; make them 0
-        // and keep the rest in order, as the type promises.
-        let lookup = reused ? 0 : seconds(.nameLookupTime)
-        let connect = reused ? 0 : max(lookup, seconds(.connectTime))
-        let handshake = secure ? (reused ? 0 : max(connect, seconds(.appConnectTime))) : nil
-        let firstByte = max(handshake ?? connect, seconds(.startTransferTime))
-        return TransferMetrics(
-            domainLookup: lookup, connect: connect, secureConnection: handshake, firstByte: firstByte,
-            lastByte: max(firstByte, seconds(.totalTime)), httpVersion: version,
-            reusedConnection: reused, remoteAddress: library.info(handle, string: .primaryIP))
+    private let curlWriteCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+        pointer, size, count, userData in
+        guard let pointer, let userData else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue()
+        return transfer.didReceiveBody(UnsafeRawBufferPointer(start: pointer, count: size * count))
     }
-}
 
-// libcurl's callbacks: C functions that find the transfer through their user-data pointer
-// (unretained: the loop keeps the transfer alive while its handle is in the multi handle).
+    private let curlReadCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+        pointer, size, count, userData in
+        guard let pointer, let userData else { return CurlConstant.readAbort }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue()
+        return pointer.withMemoryRebound(to: UInt8.self, capacity: size * count) { transfer.readBody(into: $0, capacity: size * count) }
+    }
 
-private let curlHeaderCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { pointer, size, count, userData in
-    guard let pointer, let userData else { return 0 }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue()
-    return transfer.didReceiveHeaderLine(UnsafeRawBufferPointer(start: pointer, count: size * count))
-}
-
-private let curlWriteCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { pointer, size, count, userData in
-    guard let pointer, let userData else { return 0 }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue()
-    return transfer.didReceiveBody(UnsafeRawBufferPointer(start: pointer, count: size * count))
-}
-
-private let curlReadCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { pointer, size, count, userData in
-    guard let pointer, let userData else { return CurlConstant.readAbort }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue()
-    return pointer.withMemoryRebound(to: UInt8.self, capacity: size * count) { transfer.readBody(into: $0, capacity: size * count) }
-}
-
-private let curlSeekCallback: @convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int32 = { userData, offset, origin in
-    guard let userData, origin == SEEK_SET else { return CurlConstant.seekCantSeek }
-    return Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue().seekBody(to: offset)
-}
+    private let curlSeekCallback: @convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int32 = { userData, offset, origin in
+        guard let userData, origin == SEEK_SET else { return CurlConstant.seekCantSeek }
+        return Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue().seekBody(to: offset)
+    }
 #endif

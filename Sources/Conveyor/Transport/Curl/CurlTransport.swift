@@ -1,120 +1,123 @@
 #if os(Linux)
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+    import Foundation
+    #if canImport(FoundationNetworking)
+        import FoundationNetworking
+    #endif
 
-/// A ``Transport`` that drives libcurl's multi interface itself, on Linux.
-///
-/// One multi handle per client, driven by one thread — or, while nothing runs, by the thread
-/// that starts a request (``CurlMultiLoop``) — so connections
-/// (HTTP/1.1 keep-alive and HTTP/2 multiplexing) are shared by all of the client's requests.
-/// It does what URLSession's transport does — the same events, the same errors — minus
-/// corelibs' layer: no per-request delegate hops through an `OperationQueue`, no 401 hang, and
-/// TLS options corelibs cannot offer (custom authorities, pinning, opting out of validation).
-final class CurlTransport: Transport {
-    /// Used by operations that were not created by a client.
-    static let shared: CurlTransport? = (try? CurlLibrary.shared.get()).map {
-        CurlTransport(library: $0, settings: Settings(sessionConfiguration: .default, tls: .default))
-    }
-
-    let library: CurlLibrary
-    let settings: Settings
-    private let loop: CurlMultiLoop
-
-    /// `CONVEYOR_CURL_VERBOSE=1` makes libcurl describe every transfer on standard error
-    /// (`CURLOPT_VERBOSE`): connections, TLS, headers — for debugging.
-    static let verbose = ProcessInfo.processInfo.environment["CONVEYOR_CURL_VERBOSE"] == "1"
-
-    init(library: CurlLibrary, settings: Settings) {
-        self.library = library
-        self.settings = settings
-        loop = CurlMultiLoop(library: library, maximumConnectionsPerHost: settings.maximumConnectionsPerHost)
-    }
-
-    func startTask(for request: URLRequest, bodyFile: URL?, delegate: any TransportTaskDelegate) -> any TransportTask {
-        let transfer = CurlTransfer(request: request, bodyFile: bodyFile, delegate: delegate, settings: settings, library: library)
-        loop.start(transfer)
-        return CurlTransportTask(transfer: transfer, loop: loop)
-    }
-
-    func invalidate() {
-        loop.invalidate()
-    }
-}
-
-/// A transfer seen through the ``TransportTask`` protocol.
-struct CurlTransportTask: TransportTask {
-    let transfer: CurlTransfer
-    let loop: CurlMultiLoop
-
-    func cancel() { loop.cancel(transfer) }
-}
-
-extension CurlTransport {
-    /// What the transport takes from the client's configuration, fixed at creation.
-    struct Settings: Sendable {
-        let cookies: TransportCookies
-        let additionalHeaders: [String: String]
-        let maximumConnectionsPerHost: Int
-        let tls: TLSConfiguration
-        /// libcurl's pin list (`sha256//…;sha256//…`), nil without pins.
-        let pins: String?
-        /// The custom authorities' PEM text, nil without any.
-        let authorities: Data?
-        /// Why no HTTPS request can be trusted (a bad pin, an unreadable CA file), if so.
-        let trustError: String?
-
-        init(sessionConfiguration: URLSessionConfiguration, tls: TLSConfiguration) {
-            cookies = TransportCookies(sessionConfiguration)
-            var headers: [String: String] = [:]
-            for (name, value) in sessionConfiguration.httpAdditionalHeaders ?? [:] {
-                if let name = name as? String { headers[name] = "\(value)" }
-            }
-            additionalHeaders = headers
-            maximumConnectionsPerHost = sessionConfiguration.httpMaximumConnectionsPerHost
-            self.tls = tls
-            var trustError = tls.invalidPinDescription()
-            pins = tls.pinnedPublicKeyHashes.isEmpty ? nil : tls.pinnedPublicKeyHashes
-                .map { $0.hasPrefix("sha256//") ? $0 : "sha256//\($0)" }.joined(separator: ";")
-            do {
-                let pem = try tls.authorityPEM()
-                authorities = pem.isEmpty ? nil : pem
-            } catch {
-                authorities = nil
-                if case let .serverTrustFailed(_, reason) = error { trustError = trustError ?? reason }
-            }
-            self.trustError = trustError
+    /// A ``Transport`` that drives libcurl's multi interface itself, on Linux.
+    ///
+    /// One multi handle per client, driven by one thread — or, while nothing runs, by the thread
+    /// that starts a request (``CurlMultiLoop``) — so connections
+    /// (HTTP/1.1 keep-alive and HTTP/2 multiplexing) are shared by all of the client's requests.
+    /// It does what URLSession's transport does — the same events, the same errors — minus
+    /// corelibs' layer: no per-request delegate hops through an `OperationQueue`, no 401 hang, and
+    /// TLS options corelibs cannot offer (custom authorities, pinning, opting out of validation).
+    final class CurlTransport: Transport {
+        /// Used by operations that were not created by a client.
+        static let shared: CurlTransport? = (try? CurlLibrary.shared.get()).map {
+            CurlTransport(library: $0, settings: Settings(sessionConfiguration: .default, tls: .default))
         }
 
-        /// Sets the TLS options of `handle`.
-        func applyTLS(to handle: CurlLibrary.Handle, library: CurlLibrary) {
-            if tls.allowsInvalidCertificates {
-                library.setOption(handle, .sslVerifyPeer, 0)
-                library.setOption(handle, .sslVerifyHost, 0)
+        let library: CurlLibrary
+        let settings: Settings
+        private let loop: CurlMultiLoop
+
+        /// `CONVEYOR_CURL_VERBOSE=1` makes libcurl describe every transfer on standard error
+        /// (`CURLOPT_VERBOSE`): connections, TLS, headers — for debugging.
+        static let verbose = ProcessInfo.processInfo.environment["CONVEYOR_CURL_VERBOSE"] == "1"
+
+        init(library: CurlLibrary, settings: Settings) {
+            self.library = library
+            self.settings = settings
+            loop = CurlMultiLoop(library: library, maximumConnectionsPerHost: settings.maximumConnectionsPerHost)
+        }
+
+        func startTask(for request: URLRequest, bodyFile: URL?, delegate: any TransportTaskDelegate) -> any TransportTask {
+            let transfer = CurlTransfer(request: request, bodyFile: bodyFile, delegate: delegate, settings: settings, library: library)
+            loop.start(transfer)
+            return CurlTransportTask(transfer: transfer, loop: loop)
+        }
+
+        func invalidate() {
+            loop.invalidate()
+        }
+    }
+
+    /// A transfer seen through the ``TransportTask`` protocol.
+    struct CurlTransportTask: TransportTask {
+        let transfer: CurlTransfer
+        let loop: CurlMultiLoop
+
+        func cancel() { loop.cancel(transfer) }
+    }
+
+    extension CurlTransport {
+        /// What the transport takes from the client's configuration, fixed at creation.
+        struct Settings: Sendable {
+            let cookies: TransportCookies
+            let additionalHeaders: [String: String]
+            let maximumConnectionsPerHost: Int
+            let tls: TLSConfiguration
+            /// libcurl's pin list (`sha256//…;sha256//…`), nil without pins.
+            let pins: String?
+            /// The custom authorities' PEM text, nil without any.
+            let authorities: Data?
+            /// Why no HTTPS request can be trusted (a bad pin, an unreadable CA file), if so.
+            let trustError: String?
+
+            init(sessionConfiguration: URLSessionConfiguration, tls: TLSConfiguration) {
+                cookies = TransportCookies(sessionConfiguration)
+                var headers: [String: String] = [:]
+                for (name, value) in sessionConfiguration.httpAdditionalHeaders ?? [:] {
+                    if let name = name as? String { headers[name] = "\(value)" }
+                }
+                additionalHeaders = headers
+                maximumConnectionsPerHost = sessionConfiguration.httpMaximumConnectionsPerHost
+                self.tls = tls
+                var trustError = tls.invalidPinDescription()
+                pins =
+                    tls.pinnedPublicKeyHashes.isEmpty
+                    ? nil
+                    : tls.pinnedPublicKeyHashes
+                        .map { $0.hasPrefix("sha256//") ? $0 : "sha256//\($0)" }.joined(separator: ";")
+                do {
+                    let pem = try tls.authorityPEM()
+                    authorities = pem.isEmpty ? nil : pem
+                } catch {
+                    authorities = nil
+                    if case .serverTrustFailed(_, let reason) = error { trustError = trustError ?? reason }
+                }
+                self.trustError = trustError
             }
-            if let pins { library.setOption(handle, .pinnedPublicKey, pins) }
-            if !tls.trustsSystemCertificateAuthorities {
-                // Without these, libcurl would still load the system bundle and directory.
-                library.setOption(handle, .caInfo, nil)
-                library.setOption(handle, .caPath, nil)
-            }
-            if var authorities {
-                authorities.withUnsafeMutableBytes { bytes in
-                    // struct curl_blob { void *data; size_t len; unsigned int flags; };
-                    // CURL_BLOB_COPY: libcurl copies the bytes before returning.
-                    var blob = CurlBlob(data: bytes.baseAddress, length: bytes.count, flags: CurlConstant.blobCopy)
-                    library.setOption(handle, .caInfoBlob, pointer: &blob)
+
+            /// Sets the TLS options of `handle`.
+            func applyTLS(to handle: CurlLibrary.Handle, library: CurlLibrary) {
+                if tls.allowsInvalidCertificates {
+                    library.setOption(handle, .sslVerifyPeer, 0)
+                    library.setOption(handle, .sslVerifyHost, 0)
+                }
+                if let pins { library.setOption(handle, .pinnedPublicKey, pins) }
+                if !tls.trustsSystemCertificateAuthorities {
+                    // Without these, libcurl would still load the system bundle and directory.
+                    library.setOption(handle, .caInfo, nil)
+                    library.setOption(handle, .caPath, nil)
+                }
+                if var authorities {
+                    authorities.withUnsafeMutableBytes { bytes in
+                        // struct curl_blob { void *data; size_t len; unsigned int flags; };
+                        // CURL_BLOB_COPY: libcurl copies the bytes before returning.
+                        var blob = CurlBlob(data: bytes.baseAddress, length: bytes.count, flags: CurlConstant.blobCopy)
+                        library.setOption(handle, .caInfoBlob, pointer: &blob)
+                    }
                 }
             }
         }
     }
-}
 
-/// `struct curl_blob`, laid out as C lays it out.
-private struct CurlBlob {
-    var data: UnsafeMutableRawPointer?
-    var length: Int
-    var flags: UInt32
-}
+    /// `struct curl_blob`, laid out as C lays it out.
+    private struct CurlBlob {
+        var data: UnsafeMutableRawPointer?
+        var length: Int
+        var flags: UInt32
+    }
 #endif
