@@ -166,54 +166,51 @@ struct OutputStreamTests {
         #expect(probe.callCount == 1)
     }
 
-    @Test(
-        "Pause and resume append to the stream: the file is the whole body, byte for byte", arguments: HTTPClient.TransportKind.testedKinds)
-    func pauseResumeAppends(transport: HTTPClient.TransportKind) async throws {
-        let server = try LocalHTTPServer.started()
-        defer { server.stop() }
-        let gate = DispatchSemaphore(value: 0)
-        defer { gate.signal() }
-        PauseResumeTests.route(server, etag: { "\"v1\"" }, body: { PauseResumeTests.body }, gate: gate)
-        let client = Self.client(server, transport)
-        let file = Self.temporaryFile()
-        defer { try? FileManager.default.removeItem(at: file) }
-        let operation = HTTPRequestOperation(request: URLRequest(url: server.baseURL.appendingPathComponent("resource")))
-        operation.outputStream = OutputStream(toFileAtPath: file.path, append: true)
-        let probe = CompletionProbe()
-        await PauseResumeTests.pauseAfterFirstPart(operation, client: client, probe: probe)
-        #expect(operation.isPaused)
-        gate.signal()
-        operation.resume()
-        #expect(await probe.outcome().error == nil)
-        #expect(operation.response?.statusCode == 206)
-        #expect(try Data(contentsOf: file) == PauseResumeTests.body)
-    }
-
-    @Test(
-        "A resumed body the server sends from the start again cannot be rewound: cannotRestart",
-        arguments: HTTPClient.TransportKind.testedKinds)
-    func restartRefused(transport: HTTPClient.TransportKind) async throws {
+    /// Streams PauseResumeTests' resource into a file, pauses after its first part, lets
+    /// `beforeResume` change the server, resumes, and returns the outcome and the file's bytes.
+    private static func pauseAndResume(
+        transport: HTTPClient.TransportKind, append: Bool, beforeResume: @Sendable (Lock<Int>) -> Void = { _ in }
+    ) async throws -> (operation: HTTPRequestOperation, outcome: Outcome, file: Data) {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
         let gate = DispatchSemaphore(value: 0)
         defer { gate.signal() }
         let version = Lock(1)
         PauseResumeTests.route(server, etag: { "\"v\(version.withLock { $0 })\"" }, body: { PauseResumeTests.body }, gate: gate)
-        let client = Self.client(server, transport)
-        let file = Self.temporaryFile()
+        let file = temporaryFile()
         defer { try? FileManager.default.removeItem(at: file) }
         let operation = HTTPRequestOperation(request: URLRequest(url: server.baseURL.appendingPathComponent("resource")))
-        operation.outputStream = OutputStream(toFileAtPath: file.path, append: false)
+        operation.outputStream = OutputStream(toFileAtPath: file.path, append: append)
         let probe = CompletionProbe()
-        await PauseResumeTests.pauseAfterFirstPart(operation, client: client, probe: probe)
-        version.withLock { $0 = 2 }  // If-Range no longer matches: the server answers 200
+        await PauseResumeTests.pauseAfterFirstPart(operation, client: client(server, transport), probe: probe)
+        #expect(operation.isPaused)
+        beforeResume(version)
         gate.signal()
         operation.resume()
-        guard case .outputStreamFailed(.cannotRestart(let written))? = await probe.outcome().error else {
+        let outcome = await probe.outcome()
+        return (operation, outcome, try Data(contentsOf: file))
+    }
+
+    @Test(
+        "Pause and resume append to the stream: the file is the whole body, byte for byte", arguments: HTTPClient.TransportKind.testedKinds)
+    func pauseResumeAppends(transport: HTTPClient.TransportKind) async throws {
+        let (operation, outcome, file) = try await Self.pauseAndResume(transport: transport, append: true)
+        #expect(outcome.error == nil)
+        #expect(operation.response?.statusCode == 206)
+        #expect(file == PauseResumeTests.body)
+    }
+
+    @Test(
+        "A resumed body the server sends from the start again cannot be rewound: cannotRestart",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func restartRefused(transport: HTTPClient.TransportKind) async throws {
+        // If-Range no longer matches once the version changes: the server answers 200.
+        let (_, outcome, file) = try await Self.pauseAndResume(transport: transport, append: false) { $0.withLock { $0 = 2 } }
+        guard case .outputStreamFailed(.cannotRestart(let written))? = outcome.error else {
             Issue.record("expected outputStreamFailed(.cannotRestart)")
             return
         }
         #expect(written >= Int64(PauseResumeTests.firstPart))
-        #expect(try Data(contentsOf: file) == PauseResumeTests.body.prefix(Int(written)))
+        #expect(file == PauseResumeTests.body.prefix(Int(written)))
     }
 }
