@@ -166,10 +166,11 @@ struct OutputStreamTests {
         #expect(probe.callCount == 1)
     }
 
-    /// Streams PauseResumeTests' resource into a file, pauses after its first part, lets
-    /// `beforeResume` change the server, resumes, and returns the outcome and the file's bytes.
+    /// Streams PauseResumeTests' resource into a file, pauses after its first part, changes the
+    /// resource's version if asked (so If-Range no longer matches and the server answers 200),
+    /// resumes, and returns the outcome and the file's bytes.
     private static func pauseAndResume(
-        transport: HTTPClient.TransportKind, append: Bool, beforeResume: @Sendable (Lock<Int>) -> Void = { _ in }
+        transport: HTTPClient.TransportKind, append: Bool, changingResource: Bool = false
     ) async throws -> (operation: HTTPRequestOperation, outcome: Outcome, file: Data) {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
@@ -184,7 +185,7 @@ struct OutputStreamTests {
         let probe = CompletionProbe()
         await PauseResumeTests.pauseAfterFirstPart(operation, client: client(server, transport), probe: probe)
         #expect(operation.isPaused)
-        beforeResume(version)
+        if changingResource { version.withLock { $0 = 2 } }
         gate.signal()
         operation.resume()
         let outcome = await probe.outcome()
@@ -204,8 +205,7 @@ struct OutputStreamTests {
         "A resumed body the server sends from the start again cannot be rewound: cannotRestart",
         arguments: HTTPClient.TransportKind.testedKinds)
     func restartRefused(transport: HTTPClient.TransportKind) async throws {
-        // If-Range no longer matches once the version changes: the server answers 200.
-        let (_, outcome, file) = try await Self.pauseAndResume(transport: transport, append: false) { $0.withLock { $0 = 2 } }
+        let (_, outcome, file) = try await Self.pauseAndResume(transport: transport, append: false, changingResource: true)
         guard case .outputStreamFailed(.cannotRestart(let written))? = outcome.error else {
             Issue.record("expected outputStreamFailed(.cannotRestart)")
             return
