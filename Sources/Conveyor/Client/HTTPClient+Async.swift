@@ -78,7 +78,7 @@ extension HTTPClient {
     ///   - method: The HTTP method.
     ///   - path: Resolved against ``baseURL``.
     ///   - body: Encoded by `requestSerializer` (for example a JSON body with ``RequestSerializer/json``).
-    ///   - serializer: Overrides ``requestSerializer``; nil uses it.
+    ///   - requestSerializer: Overrides ``requestSerializer``; nil uses it.
     /// - Returns: The response.
     /// - Throws: ``ConveyorError``.
     public func response<Body: Encodable>(
@@ -190,8 +190,8 @@ extension HTTPClient {
     /// `POST` with an `Encodable` body, returning the response body.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
-    ///   - body: Encoded by `serializer`, or by ``requestSerializer`` when nil.
-    ///   - serializer: For example ``RequestSerializer/json``; nil uses ``requestSerializer``.
+    ///   - body: Encoded by the `requestSerializer` argument, or by the client's ``requestSerializer`` when nil.
+    ///   - requestSerializer: For example ``RequestSerializer/json``; nil uses ``requestSerializer``.
     /// - Returns: The response body.
     /// - Throws: ``ConveyorError``.
     public func post<Body: Encodable>(_ path: String, body: Body, requestSerializer: (any RequestSerializer)? = nil) async throws -> Data {
@@ -201,8 +201,8 @@ extension HTTPClient {
     /// `PUT` with an `Encodable` body, returning the response body.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
-    ///   - body: Encoded by `serializer`, or by ``requestSerializer`` when nil.
-    ///   - serializer: For example ``RequestSerializer/json``; nil uses ``requestSerializer``.
+    ///   - body: Encoded by the `requestSerializer` argument, or by the client's ``requestSerializer`` when nil.
+    ///   - requestSerializer: For example ``RequestSerializer/json``; nil uses ``requestSerializer``.
     /// - Returns: The response body.
     /// - Throws: ``ConveyorError``.
     public func put<Body: Encodable>(_ path: String, body: Body, requestSerializer: (any RequestSerializer)? = nil) async throws -> Data {
