@@ -9,6 +9,7 @@ extension HTTPClient {
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the query; nil for none.
+    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - destination: Where the file goes.
     ///   - options: How the destination is prepared; default ``FileDownloadOperation/Options/default``.
     ///   - progress: Called on the callback queue with (bytes, total so far, expected or -1); nil for none.
@@ -17,7 +18,7 @@ extension HTTPClient {
     /// - Returns: The enqueued ``FileDownloadOperation``.
     @discardableResult
     public func download(
-        _ path: String, parameters: Parameters? = nil, to destination: FileDownloadOperation.Destination,
+        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:], to destination: FileDownloadOperation.Destination,
         options: FileDownloadOperation.Options = .default,
         progress: HTTPRequestOperation.ProgressHandler? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
@@ -25,7 +26,8 @@ extension HTTPClient {
         let operation: FileDownloadOperation
         do {
             operation = downloadOperation(
-                for: try request(method: .get, path: path, parameters: parameters), to: destination, options: options, progress: progress
+                for: try request(method: .get, path: path, parameters: parameters, headers: headers), to: destination, options: options,
+                progress: progress
             )
         } catch {
             operation = downloadOperation(for: URLRequest(url: baseURL), to: destination, options: options, progress: progress)
@@ -41,17 +43,18 @@ extension HTTPClient {
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the query; nil for none.
+    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - destination: Where the file goes.
     ///   - options: How the destination is prepared; default ``FileDownloadOperation/Options/default``.
     ///   - progress: Called with (bytes, total so far, expected or -1); nil for none.
     /// - Returns: The downloaded file.
     /// - Throws: ``ConveyorError``; ``ConveyorError/downloadFailed(reason:)`` names the path on disk errors.
     public func download(
-        _ path: String, parameters: Parameters? = nil, to destination: FileDownloadOperation.Destination,
+        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:], to destination: FileDownloadOperation.Destination,
         options: FileDownloadOperation.Options = .default,
         progress: HTTPRequestOperation.ProgressHandler? = nil
     ) async throws -> URL {
-        let request = try request(method: .get, path: path, parameters: parameters)
+        let request = try request(method: .get, path: path, parameters: parameters, headers: headers)
         let box = OperationCancellationBox()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

@@ -16,15 +16,16 @@ extension HTTPClient {
     ///   - method: The method; default `POST`.
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Fields sent before the appended parts; nil for none.
+    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - constructingBody: Appends parts; may throw (for a missing file) to abandon the request.
     /// - Returns: The request, with `Content-Type` and `Content-Length` set.
     /// - Throws: ``ConveyorError/multipartEncodingFailed(reason:)`` naming a bad file, or
     ///   ``ConveyorError/invalidURL(path:baseURL:)``, before anything is sent.
     public func multipartRequest(
-        method: HTTPMethod = .post, path: String, parameters: Parameters? = nil,
+        method: HTTPMethod = .post, path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:],
         constructingBody: (MultipartFormData) throws -> Void
     ) throws -> URLRequest {
-        var (request, _) = try baseRequest(method: method, path: path)
+        var (request, _) = try baseRequest(method: method, path: path, headers: headers)
         let form = MultipartFormData()
         for (name, value) in try QueryStringEncoder().pairs(for: parameters ?? [:]) {
             form.append(value ?? "", name: name)
@@ -73,17 +74,18 @@ extension HTTPClient {
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Fields sent before the appended parts.
+    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - constructingBody: Appends parts.
     ///   - success: Run with the operation and its serialized value.
     ///   - failure: Run with the operation and the error.
     /// - Returns: The enqueued operation; set its upload progress block right away to follow the upload.
     @discardableResult
     public func post(
-        _ path: String, parameters: Parameters? = nil, constructingBody: (MultipartFormData) throws -> Void,
+        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:], constructingBody: (MultipartFormData) throws -> Void,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
         enqueueOperation(success: success, failure: failure) {
-            try multipartRequest(path: path, parameters: parameters, constructingBody: constructingBody)
+            try multipartRequest(path: path, parameters: parameters, headers: headers, constructingBody: constructingBody)
         }
     }
 
@@ -91,17 +93,19 @@ extension HTTPClient {
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Fields sent before the appended parts.
+    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - constructingBody: Appends parts.
-    ///   - uploadProgress: Called on the callback queue as the body is sent; nil for none.
+    ///   - uploadProgress: Called as the body is sent, in order on a Conveyor serial queue; nil for none.
+    ///   - downloadProgress: Called as the response body arrives; nil for none.
     /// - Returns: The response body.
     /// - Throws: ``ConveyorError``.
     public func post(
-        _ path: String, parameters: Parameters? = nil, constructingBody: (MultipartFormData) throws -> Void,
-        uploadProgress: HTTPRequestOperation.ProgressHandler? = nil
+        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:], constructingBody: (MultipartFormData) throws -> Void,
+        uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
     ) async throws -> Data {
-        let request = try multipartRequest(path: path, parameters: parameters, constructingBody: constructingBody)
-        return try await response(for: request, responseSerializer: DataResponseSerializer()) { operation in
-            operation.setUploadProgressBlock(uploadProgress)
+        let request = try multipartRequest(path: path, parameters: parameters, headers: headers, constructingBody: constructingBody)
+        return try await response(for: request, responseSerializer: DataResponseSerializer()) {
+            $0.setProgressBlocks(upload: uploadProgress, download: downloadProgress)
         }.data
     }
 }

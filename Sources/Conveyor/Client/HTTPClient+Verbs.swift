@@ -15,17 +15,19 @@ extension HTTPClient {
     ///   - method: The HTTP method.
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded by ``requestSerializer``.
+    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     ///   - success: Run on the callback queue with the operation and its serialized value.
     ///   - failure: Run on the callback queue with the operation and the error.
     /// - Returns: The enqueued operation.
     @discardableResult
     public func enqueueRequest(
-        method: HTTPMethod, path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
+        method: HTTPMethod, path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:],
+        requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
         enqueueOperation(success: success, failure: failure) {
-            try request(method: method, path: path, parameters: parameters, requestSerializer: requestSerializer)
+            try request(method: method, path: path, parameters: parameters, headers: headers, requestSerializer: requestSerializer)
         }
     }
 
@@ -58,101 +60,113 @@ extension HTTPClient {
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the query; nil for none.
+    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     ///   - success: Run with the operation and its serialized value.
     ///   - failure: Run with the operation and the error.
-    /// - Returns: The enqueued operation.
+    /// - Returns: The enqueued operation; set its progress blocks right away to follow the transfer.
     @discardableResult
     public func get(
-        _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
+        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
         enqueueRequest(
-            method: .get, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
+            method: .get, path: path, parameters: parameters, headers: headers, requestSerializer: requestSerializer,
+            success: success, failure: failure)
     }
 
     /// Enqueues a `HEAD`; the success value is empty `Data`.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the query; nil for none.
+    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     ///   - success: Run with the operation and its serialized value.
     ///   - failure: Run with the operation and the error.
-    /// - Returns: The enqueued operation.
+    /// - Returns: The enqueued operation; set its progress blocks right away to follow the transfer.
     @discardableResult
     public func head(
-        _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
+        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
         enqueueRequest(
-            method: .head, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
+            method: .head, path: path, parameters: parameters, headers: headers, requestSerializer: requestSerializer,
+            success: success, failure: failure)
     }
 
     /// Enqueues a `POST`; parameters go into the body.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the body by ``requestSerializer``; nil for none.
+    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     ///   - success: Run with the operation and its serialized value.
     ///   - failure: Run with the operation and the error.
-    /// - Returns: The enqueued operation.
+    /// - Returns: The enqueued operation; set its progress blocks right away to follow the transfer.
     @discardableResult
     public func post(
-        _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
+        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
         enqueueRequest(
-            method: .post, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
+            method: .post, path: path, parameters: parameters, headers: headers, requestSerializer: requestSerializer,
+            success: success, failure: failure)
     }
 
     /// Enqueues a `PUT`; parameters go into the body.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the body by ``requestSerializer``; nil for none.
+    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     ///   - success: Run with the operation and its serialized value.
     ///   - failure: Run with the operation and the error.
-    /// - Returns: The enqueued operation.
+    /// - Returns: The enqueued operation; set its progress blocks right away to follow the transfer.
     @discardableResult
     public func put(
-        _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
+        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
         enqueueRequest(
-            method: .put, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
+            method: .put, path: path, parameters: parameters, headers: headers, requestSerializer: requestSerializer,
+            success: success, failure: failure)
     }
 
     /// Enqueues a `PATCH`; parameters go into the body.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the body by ``requestSerializer``; nil for none.
+    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     ///   - success: Run with the operation and its serialized value.
     ///   - failure: Run with the operation and the error.
-    /// - Returns: The enqueued operation.
+    /// - Returns: The enqueued operation; set its progress blocks right away to follow the transfer.
     @discardableResult
     public func patch(
-        _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
+        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
         enqueueRequest(
-            method: .patch, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
+            method: .patch, path: path, parameters: parameters, headers: headers, requestSerializer: requestSerializer,
+            success: success, failure: failure)
     }
 
     /// Enqueues a `DELETE`; parameters go into the query string.
     /// - Parameters:
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the query; nil for none.
+    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     ///   - success: Run with the operation and its serialized value.
     ///   - failure: Run with the operation and the error.
-    /// - Returns: The enqueued operation.
+    /// - Returns: The enqueued operation; set its progress blocks right away to follow the transfer.
     @discardableResult
     public func delete(
-        _ path: String, parameters: Parameters? = nil, requestSerializer: (any RequestSerializer)? = nil,
+        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
         success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
         enqueueRequest(
-            method: .delete, path: path, parameters: parameters, requestSerializer: requestSerializer, success: success, failure: failure)
+            method: .delete, path: path, parameters: parameters, headers: headers, requestSerializer: requestSerializer,
+            success: success, failure: failure)
     }
 }
