@@ -66,7 +66,7 @@ struct ClientSettingsTests {
         let queue = DispatchQueue(label: "test.client-callbacks")
         let key = DispatchSpecificKey<Bool>()
         queue.setSpecific(key: key, value: true)
-        let cache = HTTPCache(memoryCapacity: 1_000_000, diskCapacity: 0, directory: nil)
+        let cache = HTTPCache(memoryCapacity: 1_000_000, diskCapacity: 0)
         let settings = configuration(transport) {
             $0.retryPolicy = RetryTests.quick(3)
             $0.callbackQueue = queue

@@ -128,9 +128,34 @@ struct HTTPCacheTests {
         }
     }
 
+    @Test(
+        "One line at start-up sets HTTPCache.shared: clients and image downloaders created afterwards use it",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func sharedCacheSetOnce(transport: HTTPClient.TransportKind) async throws {
+        let scratch = ScratchCache()
+        let previous = HTTPCache.shared
+        HTTPCache.shared = scratch.cache
+        var configuration = HTTPClient.Configuration()
+        configuration.transport = transport
+        let downloader = ImageDownloader()
+        HTTPCache.shared = previous  // other suites run meanwhile: keep the window short
+        #expect(configuration.cache === scratch.cache && downloader.httpCache === scratch.cache)
+        try await withServer(configuration: configuration) { server, client in
+            server.countingRoute("/shared", headers: ["Cache-Control": "max-age=60"])
+            let first = try await client.response(method: .get, path: "shared")
+            let second = try await client.response(method: .get, path: "shared")
+            #expect(first.source == .network && second.source == .cache && server.requestCount(path: "/shared") == 1)
+            #expect(scratch.cache.currentMemoryUsage > 0)
+        }
+        // nil is the default location, as NSURLCache's diskPath: nil was; memory-only is a disk capacity of 0.
+        #expect(HTTPCache(memoryCapacity: 1_000).directory == HTTPCache.defaultDirectory)
+        let memoryOnly = HTTPCache(memoryCapacity: 1_000, diskCapacity: 0)
+        #expect(memoryOnly.directory == nil && memoryOnly.diskCapacity == 0)
+    }
+
     @Test("Vary: at most maximumVariantsPerURL variants are kept, the oldest dropped first")
     func varyVariantsBounded() throws {
-        let cache = HTTPCache(memoryCapacity: 1_000_000, diskCapacity: 0, directory: nil)
+        let cache = HTTPCache(memoryCapacity: 1_000_000, diskCapacity: 0)
         let url = URL(string: "https://example.com/vary")!
         let count = HTTPCache.maximumVariantsPerURL + 2
         for index in 0..<count {

@@ -20,20 +20,30 @@ struct StressTests {
         server.route("/s") { request in .text(request.query ?? "") }
         var configuration = HTTPClient.Configuration.default
         configuration.maximumConcurrentOperations = 16
-        configuration.cache = HTTPCache(memoryCapacity: 1_000_000, directory: nil)
+        configuration.cache = HTTPCache(memoryCapacity: 1_000_000, diskCapacity: 0)
         configuration.callbackQueue = DispatchQueue(label: "test.stress-callbacks", attributes: .concurrent)
         let client = HTTPClient(baseURL: server.baseURL, configuration: configuration)
         let completions = Counter()
+        // The finish notification (which waitUntilAllOperationsAreFinished watches) is posted
+        // just before the completion block is dispatched: wait for the blocks themselves.
+        let blocks = DispatchGroup()
         let perThread = Self.total / Self.threads
         // The workers block their threads, so they run on threads of their own, not the pool.
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             Thread.detachNewThread {
                 DispatchQueue.concurrentPerform(iterations: Self.threads) { worker in
                     for index in 0..<perThread {
+                        blocks.enter()
                         let operation = client.get(
                             "s", parameters: ["w": worker, "i": index],
-                            success: { _, _ in completions.increment() },
-                            failure: { _, _ in completions.increment() })
+                            success: { _, _ in
+                                completions.increment()
+                                blocks.leave()
+                            },
+                            failure: { _, _ in
+                                completions.increment()
+                                blocks.leave()
+                            })
                         switch index % 8 {
                         case 0: operation.cancel()
                         case 1:
@@ -54,7 +64,11 @@ struct StressTests {
             }
         }
         #expect(await client.waitUntilAllOperationsAreFinished(timeout: 300))
-        configuration.callbackQueue.sync(flags: .barrier) {}
+        let allBlocksRan = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            DispatchQueue.global().async { continuation.resume(returning: blocks.wait(timeout: .now() + 60) == .success) }
+        }
+        #expect(allBlocksRan)
+        configuration.callbackQueue.sync(flags: .barrier) {}  // a second call of a block would have run by now
         #expect(completions.count == perThread * Self.threads)
         #expect(client.operationQueue.operationCount == 0)
     }

@@ -66,9 +66,21 @@ public final class HTTPCache: Sendable {
         case revalidatedCache
     }
 
-    /// The cache clients use by default: 4 MB in memory, 20 MB on disk in the user's cache
-    /// directory (`~/.cache/Conveyor/HTTPCache` on Linux).
-    public static let shared = HTTPCache(memoryCapacity: 4_000_000, diskCapacity: 20_000_000, directory: defaultDirectory)
+    /// The process-wide cache: what clients (``HTTPClient/Configuration/cache``) and image
+    /// downloaders created from now on use unless told otherwise. Starts as 4 MB in memory and
+    /// 20 MB on disk in ``defaultDirectory``. Set it once at start-up, as
+    /// `NSURLCache.setSharedURLCache` was:
+    ///
+    /// ```swift
+    /// HTTPCache.shared = HTTPCache(memoryCapacity: 4 * 1024 * 1024, diskCapacity: 20 * 1024 * 1024)
+    /// ```
+    ///
+    /// Clients and downloaders created before keep the cache they were given.
+    public static var shared: HTTPCache {
+        get { sharedCache.withLock { $0 } }
+        set { sharedCache.withLock { $0 = newValue } }
+    }
+    private static let sharedCache = Lock(HTTPCache(memoryCapacity: 4_000_000, diskCapacity: 20_000_000))
 
     /// The default disk location.
     public static var defaultDirectory: URL {
@@ -82,9 +94,9 @@ public final class HTTPCache: Sendable {
 
     /// The most bytes kept in memory.
     public let memoryCapacity: Int
-    /// The most bytes kept on disk; 0 when the cache has no directory.
+    /// The most bytes kept on disk; 0 for a memory-only cache.
     public let diskCapacity: Int
-    /// The directory of the disk layer; nil for a memory-only cache.
+    /// The directory of the disk layer; nil for a memory-only cache (a disk capacity of 0).
     public let directory: URL?
     /// Whether the cache behaves as a shared cache (`private` responses are not stored,
     /// `s-maxage` applies). Default false: a client's cache is private to its user.
@@ -105,13 +117,15 @@ public final class HTTPCache: Sendable {
     /// Creates a cache.
     /// - Parameters:
     ///   - memoryCapacity: Bytes kept in memory (least recently used entries go first). Default 4 MB.
-    ///   - diskCapacity: Bytes kept on disk. Default 20 MB.
-    ///   - directory: Where entries are written; nil keeps them in memory only. The directory
-    ///     is created if needed; entries already in it are used.
+    ///   - diskCapacity: Bytes kept on disk; 0 makes a memory-only cache. Default 20 MB.
+    ///   - directory: Where entries are written; nil (the default) is ``defaultDirectory``, as
+    ///     `NSURLCache`'s `diskPath: nil` was. The directory is created if needed; entries
+    ///     already in it are used.
     ///   - isShared: Whether to behave as a shared cache. Default false.
-    public init(memoryCapacity: Int = 4_000_000, diskCapacity: Int = 20_000_000, directory: URL?, isShared: Bool = false) {
+    public init(memoryCapacity: Int = 4_000_000, diskCapacity: Int = 20_000_000, directory: URL? = nil, isShared: Bool = false) {
+        let directory = diskCapacity > 0 ? directory ?? Self.defaultDirectory : nil
         self.memoryCapacity = max(0, memoryCapacity)
-        self.diskCapacity = directory == nil ? 0 : max(0, diskCapacity)
+        self.diskCapacity = directory == nil ? 0 : diskCapacity
         self.directory = directory
         self.isShared = isShared
         self.memory = LRUCache(costLimit: self.memoryCapacity)
