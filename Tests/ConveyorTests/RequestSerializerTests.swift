@@ -136,4 +136,20 @@ struct RequestSerializerTests {
             #expect(items.map(\.value) == ["ä👍🏽", "value1", "1", "value", reserved])
         }
     }
+
+    @Test(
+        "A form body escapes values as AFNetworking 1.x (/ and ? too) and keeps the brackets of keys",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func formBodyEscaping(transport: HTTPClient.TransportKind) async throws {
+        var configuration = HTTPClient.Configuration.default
+        configuration.transport = transport
+        try await withServer(configuration: configuration) { server, client in
+            _ = try await client.post("post", parameters: ["user": ["name": "a/b?c", "note": "x y"]])
+            let body = try #require(server.receivedRequests.last?.bodyText)
+            #expect(body == "user[name]=a%2Fb%3Fc&user[note]=x%20y")
+            _ = try await client.post(
+                "post", parameters: ["q": "x y"], requestSerializer: FormURLEncodedRequestSerializer(encoder: .init(spaceEncoding: .plus)))
+            #expect(server.receivedRequests.last?.bodyText == "q=x+y")
+        }
+    }
 }

@@ -45,7 +45,10 @@ public struct FormURLEncodedRequestSerializer: RequestSerializer {
                 text = String(text[..<hash])
             }
             let separator = text.contains("?") ? (text.hasSuffix("?") || text.hasSuffix("&") ? "" : "&") : "?"
-            guard let encoded = URL(string: text + separator + query + fragment) else {
+            // The brackets keys keep are not valid in a URL's query: swift-foundation would
+            // then re-encode the whole string, `%` included. Values have none left to escape.
+            let urlQuery = query.replacingOccurrences(of: "[", with: "%5B").replacingOccurrences(of: "]", with: "%5D")
+            guard let encoded = URL(string: text + separator + urlQuery + fragment) else {
                 throw ConveyorError.parameterEncodingFailed(reason: .missingURL)
             }
             request.url = encoded

@@ -3,9 +3,12 @@ import Foundation
 /// Turns nested parameters into `application/x-www-form-urlencoded` text, the way AFNetworking
 /// did: keys sorted, nested dictionaries as `key[sub]`, arrays as `key[]`.
 ///
-/// Brackets in keys are percent-encoded (`key%5Bsub%5D`), which every server framework decodes;
-/// values escape everything outside RFC 3986's unreserved set except `/` and `?`, which §3.4
-/// allows in a query and which keeps URLs in logs readable.
+/// As in AFNetworking 1.x, values escape every character outside RFC 3986's unreserved set —
+/// all of `:/?#[]@!$&'()*+,;=` included, so a signature computed over the body sees the bytes a
+/// server receives — and keys keep the `[` and `]` of their nesting (`user[name]=…`). In a URL
+/// Foundation still percent-encodes those brackets (`%5B`, `%5D`), which servers decode the
+/// same; in a form body they are sent as they are. ``percentEscaped(_:spaceEncoding:)``
+/// escapes one string the way values are.
 public struct QueryStringEncoder: Sendable {
     /// How arrays are written.
     public enum ArrayEncoding: Sendable {
@@ -61,8 +64,8 @@ public struct QueryStringEncoder: Sendable {
     ///   textual form (for example a `URLRequest`).
     public func encode(_ parameters: Parameters) throws -> String {
         try pairs(for: parameters).map { key, value in
-            value.map { "\(escape(key, allowing: Self.unreserved))=\(escape($0, allowing: Self.valueAllowed))" }
-                ?? escape(key, allowing: Self.unreserved)
+            value.map { "\(escape(key, allowing: Self.keyAllowed))=\(escape($0, allowing: Self.unreserved))" }
+                ?? escape(key, allowing: Self.keyAllowed)
         }.joined(separator: "&")
     }
 
@@ -146,7 +149,23 @@ public struct QueryStringEncoder: Sendable {
         Array(UInt8(ascii: "A")...UInt8(ascii: "Z")) + Array(UInt8(ascii: "a")...UInt8(ascii: "z"))
             + Array(UInt8(ascii: "0")...UInt8(ascii: "9")) + "-._~".utf8
     )
-    static let valueAllowed: Set<UInt8> = unreserved.union("/?".utf8)
+    /// Keys keep the brackets of their nesting, as AFNetworking's `[]` (and `.`) did.
+    static let keyAllowed: Set<UInt8> = unreserved.union("[]".utf8)
+
+    /// Percent-escapes `string` as a form or query value: every byte of its UTF-8 outside
+    /// RFC 3986's unreserved characters (`A–Z a–z 0–9 - . _ ~`) becomes `%XX`.
+    ///
+    /// ```swift
+    /// QueryStringEncoder.percentEscaped("a b/c?d=e&f")                      // "a%20b%2Fc%3Fd%3De%26f"
+    /// QueryStringEncoder.percentEscaped("a b", spaceEncoding: .plus)        // "a+b"
+    /// ```
+    /// - Parameters:
+    ///   - string: The text.
+    ///   - spaceEncoding: How spaces are written; default ``SpaceEncoding/percentEscaped``.
+    /// - Returns: The escaped text.
+    public static func percentEscaped(_ string: String, spaceEncoding: SpaceEncoding = .percentEscaped) -> String {
+        QueryStringEncoder(spaceEncoding: spaceEncoding).escape(string, allowing: unreserved)
+    }
 
     private func escape(_ string: String, allowing allowed: Set<UInt8>) -> String {
         var output = [UInt8]()
