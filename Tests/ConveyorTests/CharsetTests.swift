@@ -42,6 +42,33 @@ struct CharsetTests {
         }
     }
 
+    @Test("IANA aliases and browsers' x- names of a charset decode like its main name", arguments: HTTPClient.TransportKind.testedKinds)
+    func aliases(transport: HTTPClient.TransportKind) async throws {
+        let vectors: [(names: [String], text: String, hex: String)] = [
+            (["x-sjis", "MS_Kanji", "csShiftJIS", "windows-31j", "SJIS", "x-ms-cp932", "Shift_JIS"], "日本語", "93fa967b8cea"),
+            (["x-euc-jp", "csEUCPkdFmtJapanese", "Extended_UNIX_Code_Packed_Format_for_Japanese"], "日本語", "c6fccbdcb8ec"),
+            (["csUTF8", "unicode-1-1-utf-8", "x-unicode20utf8"], "日本語", "e697a5e69cace8aa9e"),
+            (["csBig5", "x-x-big5"], "中文", "a4a4a4e5"), (["ks_c_5601-1987", "csEUCKR"], "한국어", "c7d1b1b9beee"),
+            (["x-gbk", "csGB2312"], "中文", "d6d0cec4"), (["x-mac-roman", "csMacintosh"], "café", "636166 8e"),
+            (["x-cp1252", "l1", "csISOLatin1"], "café", "636166e9"),
+        ]
+        var configuration = HTTPClient.Configuration.default
+        configuration.transport = transport
+        try await withServer(configuration: configuration) { server, client in
+            let cases = vectors.flatMap { vector in vector.names.map { (name: $0, text: vector.text, hex: vector.hex) } }
+            for (index, vector) in cases.enumerated() {
+                server.route("/alias/\(index)") { _ in
+                    .init(headers: ["Content-Type": "text/plain; charset=\(vector.name)"], body: .data(Self.bytes(vector.hex)))
+                }
+            }
+            for (index, vector) in cases.enumerated() {
+                let response = try await client.response(
+                    for: try client.request(method: .get, path: "alias/\(index)"), responseSerializer: .string)
+                #expect(response.value == vector.text, "\(vector.name)")
+            }
+        }
+    }
+
     @Test("operation.responseString uses the charset too")
     func responseString() async throws {
         try await withServer { server, client in

@@ -25,7 +25,7 @@ public enum CharsetDecoder {
         guard let charset = charset?.trimmingCharacters(in: CharacterSet(charactersIn: "\"' ")), !charset.isEmpty else {
             return decodeWithoutCharset(data)
         }
-        let name = charset.lowercased()
+        let name = aliases[charset.lowercased()] ?? charset.lowercased()
         if let encoding = foundationEncodings[name] {
             var bytes = data
             if encoding == .utf8, bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
@@ -40,11 +40,25 @@ public enum CharsetDecoder {
             }
         #endif
         #if canImport(Glibc)
-            return try iconvDecode(data, from: charset)
+            return try iconvDecode(data, from: aliases[charset.lowercased()] ?? charset)
         #else
             throw ResponseSerializationError.unknownCharset(charset)
         #endif
     }
+
+    /// Names servers send for a charset that iconv (glibc's) does not know under that name: the
+    /// IANA registry's aliases it lacks and the `x-` names browsers accept, each mapped to a
+    /// name it knows. The other IANA aliases (`MS_Kanji`, `csShiftJIS`, `windows-31j`,
+    /// `csEUCKR`, `l1`, …) iconv takes as they are.
+    static let aliases: [String: String] = [
+        "x-sjis": "shift_jis", "x-ms-cp932": "cp932", "windows-31j": "cp932",
+        "x-euc-jp": "euc-jp", "extended_unix_code_packed_format_for_japanese": "euc-jp",
+        "csutf8": "utf-8", "unicode-1-1-utf-8": "utf-8", "unicode-2-0-utf-8": "utf-8", "x-unicode20utf8": "utf-8",
+        "csbig5": "big5", "x-x-big5": "big5", "cn-big5": "big5",
+        "ks_c_5601-1987": "cp949", "ks_c_5601-1989": "cp949", "ksc_5601": "cp949", "windows-949": "cp949",
+        "x-gbk": "gbk", "windows-936": "gbk", "ms936": "gbk",
+        "x-mac-roman": "macintosh", "x-cp1252": "windows-1252", "x-cp1251": "windows-1251", "x-cp1250": "windows-1250",
+    ]
 
     /// Charsets Foundation decodes correctly on every platform.
     static let foundationEncodings: [String: String.Encoding] = [
