@@ -4,6 +4,10 @@ import ConveyorTesting
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A cache in its own temporary directory, removed when the test ends.
 final class ScratchCache: Sendable {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-cache-\(UUID().uuidString)")
@@ -151,6 +155,36 @@ struct HTTPCacheTests {
         #expect(HTTPCache(memoryCapacity: 1_000).directory == HTTPCache.defaultDirectory)
         let memoryOnly = HTTPCache(memoryCapacity: 1_000, diskCapacity: 0)
         #expect(memoryOnly.directory == nil && memoryOnly.diskCapacity == 0)
+    }
+
+    @Test("A cache starting on a shared directory removes only abandoned temporary files, never a live instance's write")
+    func sharedDirectoryStartUp() async throws {
+        let scratch = ScratchCache()
+        try await withCachingServer(scratch) { server, client, cache in
+            server.countingRoute("/kept", headers: ["Cache-Control": "max-age=60"])
+            _ = try await client.get("kept")
+            cache.flush()
+            let directory = scratch.directory
+            let dead = Process()
+            dead.executableURL = URL(fileURLWithPath: "/bin/true")
+            try dead.run()
+            dead.waitUntilExit()
+            let live = directory.appendingPathComponent(".tmp-\(getpid())-\(UUID().uuidString)")  // another instance's write in progress
+            let abandoned = directory.appendingPathComponent(".tmp-\(dead.processIdentifier)-\(UUID().uuidString)")
+            let stale = directory.appendingPathComponent(".tmp-\(getpid())-\(UUID().uuidString)")
+            let unknownFresh = directory.appendingPathComponent(".tmp-12345678-\(UUID().uuidString.dropFirst(9))")  // no owner known
+            for file in [live, abandoned, stale, unknownFresh] { try Data("partial".utf8).write(to: file) }
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: stale.path)
+
+            let second = scratch.reopened()
+            func exists(_ url: URL) -> Bool { FileManager.default.fileExists(atPath: url.path) }
+            #expect(exists(live) && exists(unknownFresh))
+            #expect(!exists(abandoned) && !exists(stale))
+            // The entry the first instance wrote is served by the second.
+            var request = try client.request(method: .get, path: "kept")
+            request.httpMethod = "GET"
+            #expect(second.cachedResponse(for: request) != nil)
+        }
     }
 
     @Test("Vary: at most maximumVariantsPerURL variants are kept, the oldest dropped first")

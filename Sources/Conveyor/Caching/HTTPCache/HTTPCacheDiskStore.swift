@@ -1,6 +1,12 @@
 import ConveyorLocking
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The disk layer of ``HTTPCache``: one file per entry in a directory, written atomically
 /// (a temporary file renamed into place), evicted least recently used first when over
 /// capacity. A file's modification date records its last use, so the order survives restarts.
@@ -29,7 +35,27 @@ final class HTTPCacheDiskStore: @unchecked Sendable {
         scan()
     }
 
-    /// Rebuilds the index from the directory and removes temporary files a crash left behind.
+    /// Temporary files are named `.tmp-<pid>-<uuid>`, so that a store starting up can tell a
+    /// write in progress in another live instance (kept) from one a dead process abandoned.
+    static var temporaryPrefix: String { ".tmp-\(getpid())-" }
+
+    /// A temporary file older than this is abandoned whoever wrote it: a write takes
+    /// milliseconds (entries are at most 5% of the capacity).
+    static let abandonedAfter: TimeInterval = 3600
+
+    /// Whether the temporary file `name` (modified at `date`) can only be a leftover: its
+    /// process is gone, or it is older than ``abandonedAfter``. Another live cache's write in
+    /// progress — in this process or another — is never removed.
+    static func isAbandoned(temporaryFile name: String, modified date: Date?, now: Date = Date()) -> Bool {
+        if let date, now.timeIntervalSince(date) > abandonedAfter { return true }
+        let parts = name.dropFirst(".tmp-".count).split(separator: "-", maxSplits: 1)
+        // `.tmp-<uuid>` (an older version's name) whose first group happens to be digits is not a pid.
+        guard parts.count == 2, let pid = pid_t(parts[0]), pid > 0, UUID(uuidString: String(parts[1])) != nil else { return false }
+        return kill(pid, 0) != 0 && errno == ESRCH
+    }
+
+    /// Rebuilds the index from the directory and removes temporary files a crash left behind
+    /// (see ``isAbandoned(temporaryFile:modified:now:)``).
     private func scan() {
         let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey]
         let urls = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: keys)) ?? []
@@ -37,7 +63,8 @@ final class HTTPCacheDiskStore: @unchecked Sendable {
         for url in urls {
             let name = url.lastPathComponent
             if name.hasPrefix(".tmp-") {
-                try? FileManager.default.removeItem(at: url)
+                let modified = try? url.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate
+                if Self.isAbandoned(temporaryFile: name, modified: modified) { try? FileManager.default.removeItem(at: url) }
                 continue
             }
             guard name.hasSuffix(".entry"), let values = try? url.resourceValues(forKeys: Set(keys)) else { continue }
@@ -76,7 +103,7 @@ final class HTTPCacheDiskStore: @unchecked Sendable {
     func write(_ responses: [CachedResponse], key: String) {
         guard let bytes = try? responses.reduce(into: Data(), { $0.append(try $1.encoded()) }), bytes.count <= capacity else { return }
         let name = CachedResponse.fileName(forKey: key)
-        let temporary = directory.appendingPathComponent(".tmp-\(UUID().uuidString)")
+        let temporary = directory.appendingPathComponent(Self.temporaryPrefix + UUID().uuidString)
         do {
             try bytes.write(to: temporary)
             // rename(2) replaces an existing entry atomically: a reader sees the old file or the new one.
