@@ -102,6 +102,10 @@ extension HTTPRequestOperation {
         /// Completion blocks run on the finishing thread instead of `callbackQueue` (async
         /// callers resume a continuation, which needs no queue hop).
         var deliversInline = false
+        var responseReceivedHandler: ResponseHandler?
+        /// Whether the current response is the one delivered (not a redirect being followed):
+        /// its head and body go to the hooks and the response block.
+        var reportsResponse = false
         var uploadProgressHandler: ProgressHandler?
         var downloadProgressHandler: ProgressHandler?
         var metrics: OperationMetrics?
@@ -193,6 +197,7 @@ extension HTTPRequestOperation {
         endBackgroundTaskIfAny()
         NotificationCenter.default.post(name: .conveyorOperationDidFinish, object: self)
 
+        if case .failure(let error) = result { didFinish(error: error) } else { didFinish(error: nil) }
         let (queue, success, failure) = mutableState.withLock { state in
             defer {
                 // Release the blocks so an operation captured by its own blocks is not leaked.

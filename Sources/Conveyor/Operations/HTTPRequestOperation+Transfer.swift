@@ -139,10 +139,17 @@ extension HTTPRequestOperation {
                 retryable: false)
             return
         }
-        let (progress, received, expected) = mutableState.withLock { state -> (Progress?, Int64, Int64) in
+        let followsRedirect = Self.redirectStatusCodes.contains(response.statusCode) && redirectPolicy.maximumRedirects > 0
+        let (progress, received, expected, handler, queue) = mutableState.withLock { state in
             state.downloadExpected = Self.expectedTotal(of: response, offset: state.bytesReceived)
-            return (state.downloadProgressObject?.value, state.bytesReceived, state.downloadExpected)
+            state.reportsResponse = !followsRedirect
+            return (
+                state.downloadProgressObject?.value, state.bytesReceived, state.downloadExpected,
+                followsRedirect ? nil : state.responseReceivedHandler, state.callbackQueue
+            )
         }
+        if !followsRedirect { didReceive(response: response) }
+        if let handler { queue.async { handler(self, response) } }
         if let progress { updateProgress(progress, completed: received, expected: expected) }
     }
 
@@ -189,10 +196,10 @@ extension HTTPRequestOperation {
             state.downloadExpected = expected
             return (
                 state.bodyFile, state.streamsBody ? state.outputSink : nil, state.downloadProgressHandler, state.callbackQueue,
-                state.bytesReceived, expected, state.downloadProgressObject?.value
+                state.bytesReceived, expected, state.downloadProgressObject?.value, state.reportsResponse
             )
         }
-        guard let (file, sink, handler, queue, total, expected, progress) = update else { return }
+        guard let (file, sink, handler, queue, total, expected, progress, reports) = update else { return }
         do {
             try file?.write(data)
             try sink?.write(data)
@@ -203,6 +210,7 @@ extension HTTPRequestOperation {
             fail(error as? ConveyorError ?? .downloadFailed(reason: .writeFailed(file!.url, error)), response: nil, retryable: false)
             return
         }
+        if reports { didReceive(data: data) }
         if let progress { updateProgress(progress, completed: total, expected: expected) }
         if let handler { queue.async { handler(Int64(data.count), total, expected) } }
     }

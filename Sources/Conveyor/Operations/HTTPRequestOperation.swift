@@ -104,7 +104,31 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// Whether the operation has finished (the completion block has been scheduled).
     open override var isFinished: Bool { mutableState.withLock { $0.state == .finished } }
 
-    // MARK: - Hooks for subclasses in this module (declared here: extension members cannot be overridden)
+    // MARK: - Hooks for subclasses (declared here: extension members cannot be overridden)
+
+    /// Called when the head of the response the operation delivers arrives (not the heads of
+    /// redirects it follows), before its body — AFNetworking subclasses overrode
+    /// `connection:didReceiveResponse:` for this. A retried or resumed transfer calls it again
+    /// for its new response.
+    ///
+    /// Runs on the transport's thread, so keep it short and never block; the default does
+    /// nothing, and an override need not call `super`.
+    /// - Parameter response: The response head.
+    open func didReceive(response: HTTPURLResponse) {}
+
+    /// Called for each chunk of the delivered response's body as it arrives
+    /// (`connection:didReceiveData:`), after the operation stored it. Runs on the transport's
+    /// thread, like ``didReceive(response:)``; the default does nothing.
+    /// - Parameter data: The chunk.
+    open func didReceive(data: Data) {}
+
+    /// Called once when the operation finishes, however it ended, before its completion block
+    /// is dispatched (`connectionDidFinishLoading:` and `connection:didFailWithError:` in one).
+    /// Runs on the thread that finished the operation; the default does nothing.
+    /// - Parameter error: Why it failed; nil when it succeeded.
+    open func didFinish(error: ConveyorError?) {}
+
+    // MARK: - Hooks for subclasses in this module
 
     /// Produces the success value. File downloads override it to move their file into place.
     func serializeResponse(
@@ -280,6 +304,18 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
             $0.success = success
             $0.failure = failure
         }
+    }
+
+    /// Called with the operation and a response head.
+    public typealias ResponseHandler = @Sendable (HTTPRequestOperation, HTTPURLResponse) -> Void
+
+    /// Sets the block called on the callback queue when the head of the response the
+    /// operation delivers arrives — status and headers, before any body (the heads of followed
+    /// redirects are not reported). It runs before the download progress blocks of that
+    /// response; a retried or resumed transfer reports its new response again.
+    /// - Parameter block: The block; nil removes it.
+    public func setResponseReceivedBlock(_ block: ResponseHandler?) {
+        mutableState.withLock { $0.responseReceivedHandler = block }
     }
 
     /// Sets the block called on the callback queue as request body bytes are sent

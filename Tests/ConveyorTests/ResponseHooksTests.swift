@@ -1,0 +1,86 @@
+import Conveyor
+import ConveyorLocking
+import ConveyorTesting
+import Foundation
+import Testing
+
+/// The delegate-style view of a transfer: a block for the response head, and the subclass hooks
+/// AFNetworking users overrode (response, data, finish).
+@Suite("Watching a transfer: the response block and the subclass hooks")
+struct ResponseHooksTests {
+    /// Records what the hooks saw, in order.
+    final class RecordingOperation: HTTPRequestOperation, @unchecked Sendable {
+        // @unchecked Sendable: its one added property is a Lock.
+        let events = Lock<[String]>([])
+        let bytes = Lock(0)
+
+        override func didReceive(response: HTTPURLResponse) {
+            events.withLock { $0.append("response \(response.statusCode) \(response.url?.path ?? "")") }
+        }
+
+        override func didReceive(data: Data) {
+            bytes.withLock { $0 += data.count }
+            events.withLock { if $0.last != "data" { $0.append("data") } }
+        }
+
+        override func didFinish(error: ConveyorError?) {
+            events.withLock { $0.append(error.map { "finish \($0.statusCode ?? 0)" } ?? "finish") }
+        }
+    }
+
+    private static func client(_ server: LocalHTTPServer, _ transport: HTTPClient.TransportKind) -> HTTPClient {
+        var configuration = HTTPClient.Configuration.default
+        configuration.transport = transport
+        configuration.cache = nil
+        configuration.monitorsReachability = false
+        return HTTPClient(baseURL: server.baseURL, configuration: configuration)
+    }
+
+    @Test(
+        "Hooks see the final response (not the redirect), every body byte, then one finish", arguments: HTTPClient.TransportKind.testedKinds
+    )
+    func hooksInOrder(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let client = Self.client(server, transport)
+        let operation = client.operation(RecordingOperation.self, with: try client.request(method: .get, path: "redirect/1"))
+        let probe = CompletionProbe()
+        probe.attach(to: operation)
+        client.enqueue(operation)
+        #expect(await probe.outcome().error == nil)
+        #expect(operation.events.withLock { $0 } == ["response 200 /get", "data", "finish"])
+        #expect(operation.bytes.withLock { $0 } == operation.responseData?.count)
+
+        let failing = client.operation(RecordingOperation.self, with: try client.request(method: .get, path: "status/404"))
+        let second = CompletionProbe()
+        second.attach(to: failing)
+        client.enqueue(failing)
+        _ = await second.outcome()
+        #expect(failing.events.withLock { $0 } == ["response 404 /status/404", "finish 404"])
+    }
+
+    @Test(
+        "The response block runs on the callback queue with the head, before the body's progress and the success block",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func responseBlock(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let client = Self.client(server, transport)
+        let order = Lock<[String]>([])
+        let operation = client.operation(with: try client.request(method: .get, path: "bytes/50000"), success: nil, failure: nil)
+        let probe = CompletionProbe()
+        probe.attach(to: operation)
+        operation.setResponseReceivedBlock { _, response in
+            order.withLock { $0.append("head \(response.statusCode) \(response.expectedContentLength)") }
+        }
+        operation.setDownloadProgressBlock { _, _, _ in order.withLock { if $0.last != "progress" { $0.append("progress") } } }
+        operation.setCompletionBlock(
+            success: { operation, value in
+                order.withLock { $0.append("success") }
+                probe.success(operation, value)
+            }, failure: probe.failure)
+        client.enqueue(operation)
+        #expect(await probe.outcome().error == nil)
+        #expect(order.withLock { $0 } == ["head 200 50000", "progress", "success"])
+    }
+}
