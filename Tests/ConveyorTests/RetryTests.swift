@@ -154,4 +154,80 @@ struct RetryTests {
             #expect(server.receivedRequests.last?.headers["Range"] == "bytes=1000000-")
         }
     }
+
+    @Test(
+        "The retry alert: no clock runs while decide waits for a person; a resource timeout reaches decide; a retry gets a fresh budget",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func retryAlert(transport: HTTPClient.TransportKind) async throws {
+        let asked = AsyncStream.makeStream(of: ConveyorError.self)
+        let answers = Lock<[@Sendable (RetryPolicy.Decision) -> Void]>([])
+        var configuration = HTTPClient.Configuration.default
+        configuration.transport = transport
+        configuration.cache = nil
+        configuration.resourceTimeout = 0.4
+        configuration.retryPolicy = RetryPolicy(maximumAttempts: 3) { context, completion in
+            answers.withLock { $0.append(completion) }  // "Retry?" is on screen now
+            asked.continuation.yield(context.error)
+        }
+        try await withServer(configuration: configuration) { server, client in
+            let hits = Lock(0)
+            server.route("/alert") { _ in
+                let hit = hits.withLock { count -> Int in
+                    count += 1
+                    return count
+                }
+                switch hit {
+                case 1: return .init(status: 503)
+                case 2:  // slower than the resource timeout: one byte every 0.1 s for 3 s
+                    return .init(
+                        headers: ["Content-Length": "30"],
+                        body: .stream(chunked: false) { writer in
+                            for _ in 0..<30 {
+                                Thread.sleep(forTimeInterval: 0.1)  // pacing the drip, not synchronisation
+                                try writer.write(Data("x".utf8))  // throws once the client has gone
+                            }
+                        })
+                default: return .text("third time")
+                }
+            }
+            let probe = CompletionProbe()
+            let operation = client.operation(with: try client.request(method: .get, path: "alert"), success: nil, failure: nil)
+            probe.attach(to: operation)
+            client.enqueue(operation)
+            var questions = asked.stream.makeAsyncIterator()
+            #expect(await questions.next()?.statusCode == 503)
+            // The person thinks for three resource budgets: nothing may time out meanwhile.
+            try await Task.sleep(for: .seconds(1.2))
+            #expect(!operation.isFinished)
+            answers.withLock { $0.removeFirst() }(.retry(after: 0, request: nil))
+            // The slow second attempt outlives its budget: decide hears about it like any failure.
+            guard case .timedOut(.resource, let after)? = await questions.next() else {
+                Issue.record("the resource timeout did not reach decide")
+                return
+            }
+            #expect(after == 0.4)
+            answers.withLock { $0.removeFirst() }(.retry(after: 0, request: nil))
+            // The third attempt has the whole budget again, though the operation is far past 0.4 s.
+            #expect(await probe.outcome().data.map { String(decoding: $0, as: UTF8.self) } == "third time")
+            #expect(hits.withLock { $0 } == 3 && probe.callCount == 1)
+        }
+    }
+
+    @Test("Parameters declared as SendableParameters can be captured to send the same call again from a failure block")
+    func sendableParametersReissued() async throws {
+        try await withServer { server, client in
+            RetryTests.sequence(server, path: "/again", statuses: [500])
+            let parameters: SendableParameters = ["q": "swift", "page": 2, "filters": ["lang": "en"]]
+            let probe = CompletionProbe()
+            client.get(
+                "again", parameters: parameters, success: probe.success,
+                failure: { _, _ in
+                    // The user tapped "Retry": the same call, from a @Sendable block.
+                    client.get("again", parameters: parameters, success: probe.success, failure: probe.failure)
+                })
+            #expect(await probe.outcome().error == nil)
+            let query = try #require(server.receivedRequests.last?.queryItems)
+            #expect(query.map(\.name) == ["filters[lang]", "page", "q"] && query.map(\.value) == ["en", "2", "swift"])
+        }
+    }
 }

@@ -29,9 +29,10 @@ extension HTTPClient {
         public var redirectPolicy: RedirectPolicy = .default
         /// When failed operations are sent again. Default ``RetryPolicy/none``.
         public var retryPolicy: RetryPolicy = .none
-        /// Seconds a whole transfer may take (see ``HTTPRequestOperation/resourceTimeout``); nil
-        /// for no limit (the default). URLSession's own resource timeout is ignored on Linux,
-        /// so Conveyor runs its own timer.
+        /// Seconds one attempt may take, redirects included (see
+        /// ``HTTPRequestOperation/resourceTimeout``; a retry gets the budget again); nil for no
+        /// limit (the default). URLSession's own resource timeout is ignored on Linux, so
+        /// Conveyor runs its own timer.
         public var resourceTimeout: TimeInterval?
         /// Decides how authentication challenges are answered; nil uses the credentials.
         public var authenticationChallengeHandler: AuthenticationChallengeHandler?

@@ -137,8 +137,9 @@ extension HTTPRequestOperation {
             }
         }
         if let resource, resource > 0, resource.isFinite {
+            // A timeout is a failure like any other: the retry policy (and its `decide`) sees it.
             let timer = makeTimer(after: resource) { [weak self] in
-                self?.fail(.timedOut(.resource, after: resource), response: nil, retryable: false)
+                self?.fail(.timedOut(.resource, after: resource), response: nil, retryable: true)
             }
             mutableState.withLock { $0.resourceTimer = timer }
         }

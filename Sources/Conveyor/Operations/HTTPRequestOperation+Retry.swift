@@ -15,20 +15,22 @@ extension Notification.Name {
 extension HTTPRequestOperation {
     /// Fails the current attempt: retries when the policy allows, finishes otherwise.
     func fail(_ error: ConveyorError, response: HTTPURLResponse?, retryable: Bool) {
-        let context = mutableState.withLock { state -> (RetryPolicy, RetryPolicy.Context)? in
+        let context = mutableState.withLock { state -> (RetryPolicy, RetryPolicy.Context, [DeadlineTimer])? in
             guard retryable, !state.completionClaimed, state.state == .executing, !error.isCancelled else { return nil }
             let context = RetryPolicy.Context(
                 request: state.currentRequest, response: response, error: error, attemptCount: state.retryCount + 1)
             guard context.attemptCount < state.retryPolicy.maximumAttempts else { return nil }
-            // Stop listening to the failed task while the decision is made.
+            // Stop listening to the failed task while the decision is made, and stop the clocks:
+            // a decision may wait for a person ("Retry?"), which is no part of any attempt.
             state.attempt += 1
             state.task = nil
-            return (state.retryPolicy, context)
+            return (state.retryPolicy, context, state.takeTimers())
         }
-        guard let (policy, context) = context, !isCancelled else {
+        guard let (policy, context, timers) = context, !isCancelled else {
             finish(.failure(error))
             return
         }
+        timers.forEach { $0.cancel() }
         let decided: @Sendable (RetryPolicy.Decision) -> Void = { [self] decision in
             switch decision {
             case .doNotRetry:
@@ -74,6 +76,8 @@ extension HTTPRequestOperation {
         let timer = makeTimer(after: max(0, delay)) { [weak self] in
             guard let self else { return }
             self.mutableState.withLock { $0.retryTimer = nil }
+            // The next attempt gets fresh idle and resource budgets.
+            self.armTimers()
             self.send(self.mutableState.withLock { $0.currentRequest })
         }
         mutableState.withLock { $0.retryTimer = timer }

@@ -198,9 +198,11 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
         set { mutableState.withLock { $0.idleTimeout = newValue } }
     }
 
-    /// Seconds the whole transfer (redirects and retries included, pauses excluded) may take
-    /// before it fails with ``ConveyorError/timedOut(_:after:)`` (`.resource`); nil for no
-    /// limit. Default: the client's ``HTTPClient/Configuration/resourceTimeout``.
+    /// Seconds one attempt (its redirects included) may take before it fails with
+    /// ``ConveyorError/timedOut(_:after:)`` (`.resource`); nil for no limit. Like every
+    /// failure, the timeout goes to the ``retryPolicy``; a retried attempt gets the whole budget
+    /// again. No clock runs while paused or while the retry policy's `decide` is pending.
+    /// Default: the client's ``HTTPClient/Configuration/resourceTimeout``.
     public var resourceTimeout: TimeInterval? {
         get { mutableState.withLock { $0.resourceTimeout } }
         set { assign(\.resourceTimeout, newValue, as: .resourceTimeout) }

@@ -124,7 +124,8 @@ public struct RetryPolicy: Sendable {
             }
         case .network(let error):
             guard retryableURLErrorCodes.contains(error.code) else { return nil }
-        case .timedOut(.idle, _):
+        case .timedOut:
+            // Idle and resource timeouts alike: the next attempt gets fresh budgets.
             guard retryableURLErrorCodes.contains(.timedOut) else { return nil }
         default:
             return nil

@@ -13,6 +13,21 @@ import Foundation
 /// the request synchronously, before any hop between threads, so nothing shared escapes.
 public typealias Parameters = [String: Any]
 
+/// Parameters a caller can capture in a `@Sendable` closure — to send the same call again from a
+/// failure block, say. Every API that takes ``Parameters`` takes these too: a
+/// `[String: any Sendable]` converts to `[String: Any]` by itself.
+///
+/// ```swift
+/// let parameters: SendableParameters = ["q": query, "page": 2]
+/// client.get("search", parameters: parameters, success: show, failure: { _, error in
+///     askToRetry(error) { client.get("search", parameters: parameters, success: show, failure: nil) }
+/// })
+/// ```
+///
+/// A nested literal whose values mix types (`["ids": [1, "two"]]`) needs its type spelled
+/// (`[1, "two"] as [any Sendable]`): Swift infers `[Any]` for it otherwise.
+public typealias SendableParameters = [String: any Sendable]
+
 /// Encodes parameters into a request: into its URL's query, or into its body with a matching
 /// `Content-Type`.
 ///
