@@ -182,6 +182,31 @@ struct ActivityIndicatorTests {
         #expect(changes.withLock { $0 } == [true, false])
     }
 
+    @Test("activationDelay = 0 is AFNetworking 1.x's indicator: shown while a real request runs, hidden 0.17 s after")
+    func afNetworking1Defaults() async throws {
+        let scheduler = ManualScheduler()
+        let manager = NetworkActivityIndicatorManager(queue: DispatchQueue(label: "test.activity3"), scheduler: scheduler)
+        #expect(manager.activationDelay == 1.0 && manager.completionDelay == 0.17)
+        manager.activationDelay = 0
+        try await withServer { server, client in
+            manager.operationFilter = { $0.request.url?.port == server.port }
+            manager.isEnabled = true
+            defer { manager.isEnabled = false }
+            let held = HeldRoute(server, body: "ok")
+            let probe = CompletionProbe()
+            client.get("hold", success: probe.success, failure: probe.failure)
+            await held.arrived()
+            scheduler.advance(by: 0)
+            #expect(manager.isNetworkActivityIndicatorVisible)
+            held.release()
+            _ = await probe.outcome()
+            scheduler.advance(by: 0.1)
+            #expect(manager.isNetworkActivityIndicatorVisible)
+            scheduler.advance(by: 0.1)
+            #expect(!manager.isNetworkActivityIndicatorVisible)
+        }
+    }
+
     @Test("A short request never shows the indicator; enabled, it counts real operations")
     func countsOperations() async throws {
         let scheduler = ManualScheduler()
