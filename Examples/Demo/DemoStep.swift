@@ -105,7 +105,7 @@ enum DemoSteps {
         DemoStep(name: "timeout", summary: "a fractional idle timeout (0.5 s) against a slow endpoint") { client in
             var configuration = HTTPClient.Configuration.default
             configuration.idleTimeout = 0.5
-            let impatient = HTTPClient(baseURL: client.baseURL, configuration: configuration)
+            let impatient = HTTPClient(baseURL: client.baseURL!, configuration: configuration)
             let start = ContinuousClock.now
             do {
                 _ = try await impatient.get("delay/3")
@@ -210,7 +210,7 @@ enum DemoSteps {
         DemoStep(name: "retry", summary: "a retry policy through injected 503s: two failures, then success") { client in
             var configuration = HTTPClient.Configuration.default
             configuration.retryPolicy = RetryPolicy(maximumAttempts: 3, baseDelay: 0.1)
-            let patient = HTTPClient(baseURL: client.baseURL, configuration: configuration)
+            let patient = HTTPClient(baseURL: client.baseURL!, configuration: configuration)
             let retries = ProgressLog()
             let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationWillRetry, object: nil, queue: nil) { note in
                 retries.add("503 → attempt \(note.userInfo?["attempt"] as? Int ?? 0)")
@@ -239,7 +239,7 @@ enum DemoSteps {
             defer { try? FileManager.default.removeItem(at: directory) }
             var configuration = HTTPClient.Configuration.default
             configuration.cache = HTTPCache(directory: directory)
-            let cached = HTTPClient(baseURL: client.baseURL, configuration: configuration)
+            let cached = HTTPClient(baseURL: client.baseURL!, configuration: configuration)
             var sources: [String] = []
             for path in ["cache/60", "cache/60", "etag/demo-v1", "etag/demo-v1"] {
                 let response = try await cached.response(method: .get, path: path)
@@ -280,7 +280,7 @@ enum DemoSteps {
                 }
             }
             client.setReachabilityStatusChangeHandler(nil)
-            return "\(client.baseURL.host ?? "?") is \(status)"
+            return "\(client.baseURL?.host ?? "?") is \(status)"
         },
         DemoStep(name: "concurrent", summary: "50 GETs in flight through one client") { client in
             let start = ContinuousClock.now

@@ -18,7 +18,7 @@ if let index = arguments.firstIndex(of: "--base-url"), index + 1 < arguments.cou
 }
 
 let api = HTTPBinAPI.shared
-print("HTTPBinAPI at \(api.baseURL.absoluteString)")
+print("HTTPBinAPI at \(api.baseURL?.absoluteString ?? "?")")
 do {
     let echo = try await api.echo(["q": "conveyor"])
     print("echo: q=\(echo.args["q"] ?? "?")")

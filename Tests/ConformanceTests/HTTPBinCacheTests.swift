@@ -58,7 +58,7 @@ struct HTTPBinCacheTests {
         client.configuration.cache?.flush()
         var configuration = HTTPClient.Configuration.default
         configuration.cache = HTTPCache(directory: directory)
-        let restarted = HTTPClient(baseURL: client.baseURL, configuration: configuration)
+        let restarted = HTTPClient(baseURL: client.baseURL!, configuration: configuration)
         #expect(try await restarted.response(method: .get, path: "cache/60").source == .cache)
         try? FileManager.default.removeItem(at: directory)
     }

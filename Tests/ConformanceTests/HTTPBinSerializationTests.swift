@@ -48,7 +48,7 @@ struct HTTPBinSerializationTests {
     func multipart(threshold: Int64) async throws {
         var configuration = HTTPClient.Configuration.default
         configuration.multipartMemoryThreshold = threshold
-        let client = HTTPClient(baseURL: self.client.baseURL, configuration: configuration)
+        let client = HTTPClient(baseURL: self.client.baseURL!, configuration: configuration)
         let text = "line one\nline two ✓\n"
         let fileURL = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-conformance-\(UUID().uuidString).txt")
         try Data(text.utf8).write(to: fileURL)

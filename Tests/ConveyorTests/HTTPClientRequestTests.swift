@@ -8,12 +8,12 @@ struct HTTPClientRequestTests {
     @Test("A base URL with a path gets a trailing slash, so relative paths append to it")
     func baseURLNormalisation() throws {
         let client = HTTPClient(baseURL: URL(string: "http://example.com/api/v1")!)
-        #expect(client.baseURL.absoluteString == "http://example.com/api/v1/")
+        #expect(client.baseURL?.absoluteString == "http://example.com/api/v1/")
         #expect(try client.url(for: "users").absoluteString == "http://example.com/api/v1/users")
         #expect(try client.url(for: "/root").absoluteString == "http://example.com/root")
         #expect(try client.url(for: "users?page=2").absoluteString == "http://example.com/api/v1/users?page=2")
         #expect(try client.url(for: "https://other.example/x").absoluteString == "https://other.example/x")
-        #expect(HTTPClient(baseURL: URL(string: "http://example.com")!).baseURL.absoluteString == "http://example.com")
+        #expect(HTTPClient(baseURL: URL(string: "http://example.com")!).baseURL?.absoluteString == "http://example.com")
     }
 
     @Test(
@@ -68,5 +68,34 @@ struct HTTPClientRequestTests {
     func timeoutOnRequest() throws {
         let client = HTTPClient(baseURL: URL(string: "http://example.com/")!, configuration: .idleTimeout(2.5))
         #expect(try client.request(method: .get, path: "x").timeoutInterval == 2.5)
+    }
+
+    @Test(
+        "A client without a base URL takes full URLs and refuses relative paths with a typed error",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func noBaseURL(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        var configuration = HTTPClient.Configuration.default
+        configuration.transport = transport
+        let client = HTTPClient(configuration: configuration)
+        #expect(client.baseURL == nil && client.reachabilityStatus == .unknown)
+        let absolute = server.baseURL.appendingPathComponent("get").absoluteString
+        let echo = try await client.get(absolute, parameters: ["q": "full"]).jsonObject
+        #expect((echo["args"] as? [String: Any])?["q"] as? String == "full")
+
+        await #expect {
+            try await client.get("get")
+        } throws: { error in
+            guard case .invalidURL(let path, let baseURL) = error as? ConveyorError else { return false }
+            return path == "get" && baseURL == nil
+        }
+        let probe = CompletionProbe()
+        client.get("/relative", success: probe.success, failure: probe.failure)
+        guard case .invalidURL? = await probe.outcome().error else {
+            Issue.record("a relative path on a client without a base URL was not invalidURL")
+            return
+        }
+        #expect(server.receivedRequests.count == 1)
     }
 }

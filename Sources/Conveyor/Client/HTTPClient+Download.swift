@@ -30,7 +30,8 @@ extension HTTPClient {
                 progress: progress
             )
         } catch {
-            operation = downloadOperation(for: URLRequest(url: baseURL), to: destination, options: options, progress: progress)
+            operation = downloadOperation(
+                for: URLRequest(url: baseURL ?? Self.placeholderURL), to: destination, options: options, progress: progress)
             operation.failWhenStarted(with: error)
         }
         operation.setCompletionBlock(success: success, failure: failure)

@@ -47,11 +47,15 @@ extension HTTPClient {
         return operation
     }
 
+    /// The request URL of an operation whose request could not be built, in a client without
+    /// a base URL: it is never sent.
+    static let placeholderURL = URL(string: "about:blank")!
+
     /// An operation that fails with `error` as soon as it starts, without network traffic.
     func failedOperation(
         _ error: any Error, success: HTTPRequestOperation.Success?, failure: HTTPRequestOperation.Failure?
     ) -> HTTPRequestOperation {
-        let operation = self.operation(with: URLRequest(url: baseURL), success: success, failure: failure)
+        let operation = self.operation(with: URLRequest(url: baseURL ?? Self.placeholderURL), success: success, failure: failure)
         operation.failWhenStarted(with: error)
         return operation
     }

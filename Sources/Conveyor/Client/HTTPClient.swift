@@ -28,15 +28,17 @@ open class HTTPClient: @unchecked Sendable {
     // `pathResolver` and `reachability` are set once in init and are thread-safe objects;
     // everything mutable is in `mutableState`, behind one Mutex.
 
-    /// The URL that paths resolve against; always ends with `/` when it has a path.
-    public let baseURL: URL
+    /// The URL that paths resolve against; always ends with `/` when it has a path. nil for a
+    /// client of absolute URLs (``init(configuration:)``), whose every path must be a full
+    /// `http(s)` URL.
+    public let baseURL: URL?
     /// The settings the client was created with.
     public let configuration: Configuration
     /// The queue operations run on. Public so callers can add dependencies or suspend it.
     public let operationQueue: OperationQueue
 
     let transport: any Transport
-    private let pathResolver: PathResolver
+    private let pathResolver: PathResolver?
     let mutableState: Lock<MutableState>
     /// Watches the base URL host; nil when ``Configuration/monitorsReachability`` is off.
     let reachability: NetworkReachabilityManager?
@@ -55,15 +57,36 @@ open class HTTPClient: @unchecked Sendable {
     ///     to `<base>/get` rather than replacing the last path component.
     ///   - configuration: Timeouts, concurrency, callback queue and session settings; default ``Configuration/default``.
     public init(baseURL: URL, configuration: Configuration = .default) {
-        self.baseURL = Self.normalized(baseURL)
-        self.pathResolver = PathResolver(baseURL: self.baseURL)
+        let baseURL = Self.normalized(baseURL)
+        self.baseURL = baseURL
+        self.pathResolver = PathResolver(baseURL: baseURL)
         self.configuration = configuration
-        self.operationQueue = OperationQueue()
-        operationQueue.name = "org.conveyor.client(\(self.baseURL.host ?? self.baseURL.absoluteString))"
-        operationQueue.maxConcurrentOperationCount = configuration.maximumConcurrentOperations
+        self.operationQueue = Self.makeQueue(named: baseURL.host ?? baseURL.absoluteString, configuration: configuration)
         self.transport = TransportFactory.make(for: configuration)
         self.mutableState = Lock(MutableState(defaultHeaders: DefaultHeaderValues.make()))
-        self.reachability = Self.startReachability(for: self.baseURL, configuration: configuration, queue: operationQueue)
+        self.reachability = Self.startReachability(for: baseURL, configuration: configuration, queue: operationQueue)
+    }
+
+    /// Creates a client without a base URL, for code that talks to full URLs (the connection
+    /// samples AFNetworking replaced): every path must be an absolute `http(s)` URL, or the
+    /// call fails with ``ConveyorError/invalidURL(path:baseURL:)`` before anything is sent.
+    /// Nothing is watched for reachability (there is no host to watch).
+    /// - Parameter configuration: Timeouts, concurrency, callback queue and session settings; default ``Configuration/default``.
+    public init(configuration: Configuration = .default) {
+        self.baseURL = nil
+        self.pathResolver = nil
+        self.configuration = configuration
+        self.operationQueue = Self.makeQueue(named: "absolute URLs", configuration: configuration)
+        self.transport = TransportFactory.make(for: configuration)
+        self.mutableState = Lock(MutableState(defaultHeaders: DefaultHeaderValues.make()))
+        self.reachability = nil
+    }
+
+    private static func makeQueue(named name: String, configuration: Configuration) -> OperationQueue {
+        let queue = OperationQueue()
+        queue.name = "org.conveyor.client(\(name))"
+        queue.maxConcurrentOperationCount = configuration.maximumConcurrentOperations
+        return queue
     }
 
     deinit {
@@ -112,11 +135,11 @@ open class HTTPClient: @unchecked Sendable {
 
     /// Resolves `path` against ``baseURL``.
     /// - Parameter path: A relative path (`"users/1"`), an absolute path (`"/v2/users"`), or a
-    ///   full `http(s)` URL.
+    ///   full `http(s)` URL (the only kind a client without a base URL takes).
     /// - Returns: The absolute URL.
     /// - Throws: ``ConveyorError/invalidURL(path:baseURL:)`` when the result is not an http(s) URL.
     open func url(for path: String) throws -> URL {
-        guard let url = pathResolver.resolve(path),
+        guard let url = pathResolver.map({ $0.resolve(path) }) ?? URL(string: path),
             let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = url.host, !host.isEmpty
         else {
