@@ -29,6 +29,8 @@ let package = Package(
         ),
         .executableTarget(name: "HTTPBinAPIExample", dependencies: ["Conveyor", "ConveyorTesting"], path: "Examples/HTTPBinAPI"),
         .executableTarget(name: "FileTransferExample", dependencies: ["Conveyor", "ConveyorTesting"], path: "Examples/FileTransfer"),
+        .executableTarget(
+            name: "AFNetworkingGuideExample", dependencies: ["Conveyor", "ConveyorTesting"], path: "Examples/AFNetworkingGuide"),
         // Runs the examples and helpers as child processes from both test targets.
         .target(name: "ConveyorTestSupport", path: "Tests/Support"),
         // A child process for tests that must run in another network namespace or be signalled.
@@ -37,7 +39,7 @@ let package = Package(
             name: "ConveyorTests",
             dependencies: [
                 "Conveyor", "ConveyorLocking", "ConveyorTesting", "ConveyorTestHelper", "ConveyorTestSupport", "HTTPBinAPIExample",
-                "FileTransferExample",
+                "FileTransferExample", "AFNetworkingGuideExample",
             ]
         ),
         .testTarget(name: "ConformanceTests", dependencies: ["Conveyor", "ConveyorTesting", "ConveyorTestSupport", "HTTPBinAPIExample"]),

@@ -26,4 +26,18 @@ struct ExamplesTests {
         #expect(result.output.components(separatedBy: "identical after 2 attempts").count == 4, "\(result.output)")
         #expect(result.output.contains("all files round-tripped"))
     }
+
+    @Test("AFNetworkingGuideExample: every sample of the AFNetworking 1.x guide, ported, runs to its end")
+    func afNetworkingGuide() async throws {
+        let result = try await ExampleProcess.run("AFNetworkingGuideExample", arguments: [])
+        #expect(result.status == 0, "\(result.output)\(result.errors)")
+        for line in [
+            "sample data: key1=value1 key2=override key3=value3, User-Agent sample", "reachability: reachable (loopback)",
+            "multipart upload: HTTP 200", "image: placeholder gif, then png 3x2",
+            "download: 200000 bytes through outputStream, progress reached 1.00", "activity indicator: shown",
+            "the guide ran to its end",
+        ] {
+            #expect(result.output.contains(line), "missing \"\(line)\" in:\n\(result.output)")
+        }
+    }
 }

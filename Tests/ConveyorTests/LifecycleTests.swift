@@ -204,4 +204,36 @@ struct LifecycleTests {
             #expect(operation.downloadProgress.totalUnitCount == -1 || operation.downloadProgress.totalUnitCount >= Int64(text.count))
         }
     }
+
+    @Test(
+        "A client released with operations running and queued: every one still finishes on its transport, no crash",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func clientReleasedWithOperations(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let held = HeldRoute(server)
+        let probes = (0..<3).map { _ in CompletionProbe() }
+        var operations: [HTTPRequestOperation] = []
+        do {
+            var configuration = HTTPClient.Configuration.default
+            configuration.transport = transport
+            configuration.cache = nil
+            configuration.monitorsReachability = false
+            configuration.maximumConcurrentOperations = 1
+            let client = HTTPClient(baseURL: server.baseURL, configuration: configuration)
+            for probe in probes {
+                operations.append(client.get("hold", success: probe.success, failure: probe.failure))
+            }
+            await held.arrived()  // the first runs; the other two wait in the queue
+        }
+        // The client is gone. The running one finishes, the queued ones run after it.
+        for _ in 0..<2 {
+            held.release()
+            await held.arrived()
+        }
+        held.release()
+        for probe in probes { #expect(await probe.outcome().error == nil) }
+        #expect(server.requestCount(path: "/hold") == 3)
+        withExtendedLifetime(operations) {}
+    }
 }

@@ -91,7 +91,9 @@ open class HTTPClient: @unchecked Sendable {
 
     deinit {
         reachability?.stopMonitoring()
-        transport.invalidate()
+        // The transport is not invalidated here: operations still queued or paused hold it and
+        // run on it after their client is gone (invalidating a URLSession under them crashed the
+        // process). It invalidates itself when the last of them releases it.
     }
 
     private static func normalized(_ url: URL) -> URL {

@@ -20,7 +20,9 @@ protocol Transport: Sendable {
     ///   - delegate: Receives the task's events.
     func startTask(for request: URLRequest, bodyFile: URL?, delegate: any TransportTaskDelegate) -> any TransportTask
 
-    /// Lets running tasks finish, then releases the transport's resources.
+    /// Lets running tasks finish, then releases the transport's resources. Transports call it
+    /// from their own `deinit`: a client's operations hold its transport, so it outlives the
+    /// client for as long as one of them may still send.
     func invalidate()
 }
 

@@ -74,6 +74,9 @@ final class URLSessionTransport: Transport {
     func invalidate() {
         session.finishTasksAndInvalidate()
     }
+
+    /// The client and every operation that used this transport are gone.
+    deinit { invalidate() }
 }
 
 /// A `URLSessionTask` seen through the ``TransportTask`` protocol.

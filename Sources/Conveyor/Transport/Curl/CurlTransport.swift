@@ -41,6 +41,9 @@
         func invalidate() {
             loop.invalidate()
         }
+
+        /// The client and every operation that used this transport are gone.
+        deinit { invalidate() }
     }
 
     /// A transfer seen through the ``TransportTask`` protocol.
