@@ -14,7 +14,7 @@ import Foundation
 /// failure (a full disk, a dropped connection, cancellation) removes the partial file.
 ///
 /// Every way to make a download — ``init(request:)``, ``init(request:destination:options:)``,
-/// ``HTTPClient/download(_:parameters:to:options:progress:success:failure:)`` and its async
+/// ``HTTPClient/download(_:parameters:headers:to:options:progress:success:failure:)`` and its async
 /// form — uses the same defaults: ``Options/default`` (missing directories are created, an
 /// existing file is never replaced), and for ``init(request:)``, a new directory of its own
 /// inside the temporary directory, so downloads of the same name never collide.

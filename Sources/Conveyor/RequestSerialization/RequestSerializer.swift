@@ -33,7 +33,7 @@ public typealias SendableParameters = [String: any Sendable]
 ///
 /// Presets: ``RequestSerializer/formURLEncoded`` (the default of every client),
 /// ``RequestSerializer/json``, ``RequestSerializer/propertyList``. Multipart
-/// bodies are built with ``HTTPClient/multipartRequest(method:path:parameters:constructingBody:)``.
+/// bodies are built with ``HTTPClient/multipartRequest(method:path:parameters:headers:constructingBody:)``.
 public protocol RequestSerializer: Sendable {
     /// Returns `request` with `parameters` encoded into it.
     /// - Parameters:
