@@ -51,6 +51,9 @@ public enum ConveyorError: Error, Sendable {
     /// A header name or value contains CR, LF or NUL (or the name is not an HTTP token), which
     /// could inject other headers; the request was not sent.
     case invalidHeader(name: String)
+    /// The request method is not an RFC 9110 token (letters, digits, ``!#$%&'*+-.^_`|~``): one
+    /// with a space, CR or LF could inject headers or a second request. Nothing was sent.
+    case invalidMethod(String)
 
     /// Why parameters could not be encoded.
     public enum ParameterEncodingFailureReason: Sendable, CustomStringConvertible {
@@ -214,7 +217,7 @@ extension ConveyorError {
         case .responseTooLarge(_, let response):
             return response
         case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
-            .network, .serverTrustFailed, .invalidHeader:
+            .network, .serverTrustFailed, .invalidHeader, .invalidMethod:
             return nil
         }
     }
@@ -227,7 +230,7 @@ extension ConveyorError {
         case .responseSerializationFailed(_, _, let data), .authenticationFailed(_, let data):
             return data
         case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
-            .network, .redirectFailed, .responseTooLarge, .serverTrustFailed, .invalidHeader:
+            .network, .redirectFailed, .responseTooLarge, .serverTrustFailed, .invalidHeader, .invalidMethod:
             return nil
         }
     }
@@ -300,6 +303,9 @@ extension ConveyorError: CustomStringConvertible, LocalizedError {
         case .invalidHeader(let name):
             return
                 "Invalid header \"\(Self.printable(name))\": a name or value with CR, LF or NUL could inject other headers; nothing was sent."
+        case .invalidMethod(let method):
+            return
+                "Invalid method \"\(Self.printable(method))\": not an HTTP token, so it could inject headers or a second request; nothing was sent."
         }
     }
 

@@ -53,6 +53,12 @@ extension HTTPRequestOperation {
             return (state.transport, state.attempt)
         }
         guard let transport else { return }
+        // The method reaches the request line as it is: anything but a token could inject
+        // headers or smuggle a second request.
+        if let method = request.httpMethod, !Self.isToken(method) {
+            fail(.invalidMethod(method), response: nil, retryable: false)
+            return
+        }
         if let name = Self.invalidHeaderName(in: request) {
             fail(.invalidHeader(name: name), response: nil, retryable: false)
             return
@@ -406,6 +412,11 @@ extension HTTPRequestOperation {
             if badName || badValue { return name }
         }
         return nil
+    }
+
+    /// Whether `text` is an RFC 9110 token: one or more `tchar`s.
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy(isTokenByte)
     }
 
     /// RFC 9110 §5.6.2 `tchar`.
