@@ -87,6 +87,10 @@ struct HTTPBinTransportParityTests {
             let (client, _) = try await client(.curl)
             client.defaultCredential = URLCredential(user: "ada", password: "lovelace", persistence: .none)
             #expect(try await client.response(method: .get, path: "digest-auth/auth/ada/lovelace").statusCode == 200)
+            // A colon in a Digest user name stays in the user name (curl's user:password option
+            // would have split it there).
+            client.defaultCredential = URLCredential(user: "a:da", password: "love:lace", persistence: .none)
+            #expect(try await client.response(method: .get, path: "digest-auth/auth/a:da/love:lace").statusCode == 200)
         #endif
     }
 

@@ -238,13 +238,41 @@ extension HTTPRequestOperation {
         if let handler {
             let (disposition, chosen) = handler(challenge)
             switch disposition {
-            case .useCredential where chosen != nil: return (.useCredential, chosen)
+            case .useCredential where chosen != nil:
+                return Self.isSendable(chosen!, for: challenge) ? (.useCredential, chosen) : (.cancelAuthenticationChallenge, nil)
             case .cancelAuthenticationChallenge, .rejectProtectionSpace: return (.cancelAuthenticationChallenge, nil)
             default: break  // fall through to the operation's own credential
             }
         }
-        if challenge.previousFailureCount == 0, let credential { return (.useCredential, credential) }
+        // The operation's (or its client's default) credential belongs to the origin the
+        // operation was made for: a challenge from elsewhere — after a redirect to another host
+        // or port — never receives it.
+        if challenge.previousFailureCount == 0, let credential, Self.sameOrigin(challenge.protectionSpace, request.url),
+            Self.isSendable(credential, for: challenge)
+        {
+            return (.useCredential, credential)
+        }
         return (.cancelAuthenticationChallenge, nil)
+    }
+
+    /// Whether `space` (a server's challenge) comes from the origin of `url`: scheme, host and port.
+    static func sameOrigin(_ space: URLProtectionSpace, _ url: URL?) -> Bool {
+        guard let url, let scheme = url.scheme?.lowercased(), let host = url.host else { return false }
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        let spaceScheme = space.protocol?.lowercased() ?? scheme
+        return space.host.lowercased() == host.lowercased() && space.port == port && spaceScheme == scheme
+    }
+
+    /// Whether `credential` can be sent without rewriting the `Authorization` header: no control
+    /// characters in the user name or password (a CR/LF would inject a header into a Digest
+    /// answer), and no `:` in a Basic user name (RFC 7617: it would split user and password anew).
+    static func isSendable(_ credential: URLCredential, for challenge: URLAuthenticationChallenge) -> Bool {
+        let user = credential.user ?? ""
+        let password = credential.password ?? ""
+        let control = { (byte: UInt8) in byte < 0x20 || byte == 0x7F }
+        if user.utf8.contains(where: control) || password.utf8.contains(where: control) { return false }
+        let isBasic = challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodHTTPBasic
+        return !(isBasic && user.contains(":"))
     }
 
     func attemptDidComplete(response: HTTPURLResponse?, error: (any Error)?, attempt: Int) {

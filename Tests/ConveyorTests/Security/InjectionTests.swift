@@ -55,4 +55,48 @@ struct InjectionTests {
         _ = try await client.response(method: HTTPMethod(rawValue: "PROPFIND"), path: "anything")
         #expect(server.receivedRequests.last?.method == "PROPFIND")
     }
+
+    @Test(
+        "A credential whose user name or password holds CR, LF or NUL, or a Basic user name with a colon, is never sent",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func credentialInjection(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let client = Self.client(server, transport)
+        for (user, password) in [("ada\r\nX-Injected: 1", "pw"), ("ada", "pw\r\nX-Injected: 1"), ("ada\u{0}", "pw"), ("a:da", "pw")] {
+            client.defaultCredential = URLCredential(user: user, password: password, persistence: .none)
+            await #expect {
+                _ = try await client.response(method: .get, path: "basic-auth/ada/pw")
+            } throws: { error in
+                guard case .authenticationFailed(let response, _)? = error as? ConveyorError else { return false }
+                return response?.statusCode == 401
+            }
+        }
+        #expect(server.receivedRequests.allSatisfy { $0.headers["Authorization"] == nil && $0.headers["X-Injected"] == nil })
+        // A plain credential still answers.
+        client.defaultCredential = URLCredential(user: "ada", password: "pw", persistence: .none)
+        #expect(try await client.response(method: .get, path: "basic-auth/ada/pw").statusCode == 200)
+    }
+
+    @Test(
+        "A credential answers challenges of its own origin only: after a redirect to another port it is not sent",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func credentialStaysWithItsOrigin(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let other = try LocalHTTPServer.started()
+        defer { other.stop() }
+        let client = Self.client(server, transport)
+        client.defaultCredential = URLCredential(user: "ada", password: "pw", persistence: .none)
+        let target = other.baseURL.appendingPathComponent("basic-auth/ada/pw").absoluteString
+        await #expect {
+            _ = try await client.response(method: .get, path: "redirect-to", parameters: ["url": target])
+        } throws: { error in
+            guard case .authenticationFailed(let response, _)? = error as? ConveyorError else { return false }
+            return response?.statusCode == 401 && response?.url?.port == other.port
+        }
+        #expect(other.receivedRequests.count == 1 && other.receivedRequests.allSatisfy { $0.headers["Authorization"] == nil })
+        // On its own origin the same credential answers.
+        #expect(try await client.response(method: .get, path: "basic-auth/ada/pw").statusCode == 200)
+    }
 }

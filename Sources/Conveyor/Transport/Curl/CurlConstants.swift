@@ -26,7 +26,8 @@
         case acceptEncoding = 10102
         case writeData = 10001
         case httpAuth = 107
-        case userPassword = 10005
+        case userName = 10173
+        case password = 10174
         case postFieldSizeLarge = 30120
         case tcpNoDelay = 121
         case seekFunction = 20167

@@ -170,7 +170,9 @@
                 if method != "POST" { curl.setOption(handle, .customRequest, method) }
             }
             if case .curlNegotiated(let user, let password, let scheme) = answer {
-                curl.setOption(handle, .userPassword, "\(user):\(password)")
+                // Separate options: in CURLOPT_USERPWD a `:` in the user name would split it anew.
+                curl.setOption(handle, .userName, user)
+                curl.setOption(handle, .password, password)
                 curl.setOption(handle, .httpAuth, scheme)
             }
             let list = headerList(headers, answer: answer)
