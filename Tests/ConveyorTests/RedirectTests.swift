@@ -89,4 +89,21 @@ struct RedirectTests {
             }
         }
     }
+
+    @Test(
+        "A redirect to an IPv4-mapped IPv6 literal is followed the same on both transports", arguments: HTTPClient.TransportKind.testedKinds
+    )
+    func ipv4MappedRedirect(transport: HTTPClient.TransportKind) async throws {
+        var configuration = HTTPClient.Configuration.default
+        configuration.transport = transport
+        configuration.cache = nil
+        try await withServer(configuration: configuration) { server, client in
+            for literal in ["::ffff:127.0.0.1", "::FFFF:7f00:1"] {
+                let target = "http://[\(literal)]:\(server.port)/get"
+                let response = try await client.response(method: .get, path: "redirect-to", parameters: ["url": target])
+                #expect(response.statusCode == 200 && response.response.url?.host == "127.0.0.1", "\(literal)")
+            }
+            #expect(server.requestCount(path: "/get") == 2)
+        }
+    }
 }

@@ -280,7 +280,18 @@ open class HTTPClient: @unchecked Sendable {
     /// default value) wins, so an operation built directly with `init(request:)` behaves as if
     /// this client had built it, except where its owner said otherwise.
     /// - Parameter operation: The operation; built by this client or directly.
+    /// - Precondition: The operation was never enqueued or started before: an operation runs
+    ///   once. Enqueueing it again, on this client or another, stops the program with a message
+    ///   naming it (Foundation's own trap said nothing useful).
     open func enqueue(_ operation: HTTPRequestOperation) {
+        let first = operation.mutableState.withLock { state -> Bool in
+            defer { state.enqueued = true }
+            return !state.enqueued && !state.started
+        }
+        precondition(
+            first,
+            "HTTPClient.enqueue: the operation \(operation.debugName) was already enqueued or started; an operation runs once — make a new one"
+        )
         operation.adoptSettings(of: self)
         operationQueue.addOperation(operation)
     }

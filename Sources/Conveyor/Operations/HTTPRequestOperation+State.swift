@@ -67,6 +67,8 @@ extension HTTPRequestOperation {
         var attempt = 0
         /// Whether the queue (or the caller) has called `start()`.
         var started = false
+        /// Whether a client has enqueued it (an operation runs once).
+        var enqueued = false
         /// Set by the first caller of `finish`; every later caller does nothing.
         var completionClaimed = false
         var redirectCount = 0

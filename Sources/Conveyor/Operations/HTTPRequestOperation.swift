@@ -395,6 +395,13 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     public var metrics: OperationMetrics? { mutableState.withLock { $0.metrics } }
 }
 
+extension HTTPRequestOperation {
+    /// `GET http://host/path` with secrets redacted, for messages that name the operation.
+    var debugName: String {
+        "\(request.httpMethod ?? "GET") \(request.url.map { ConveyorError.redaction.url($0) } ?? "(no URL)")"
+    }
+}
+
 extension Set where Element == String {
     var lowercasedSet: Set<String> { Set(map { $0.lowercased() }) }
 }

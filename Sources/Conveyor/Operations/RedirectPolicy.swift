@@ -65,7 +65,7 @@ extension HTTPRequestOperation {
             throw ConveyorError.redirectFailed(reason: .tooManyRedirects(max: policy.maximumRedirects, response: response))
         }
         var next = current
-        next.url = target
+        next.url = Self.unmappingIPv4(target)
         let method = HTTPMethod(rawValue: current.httpMethod ?? "GET")
         let becomesGET =
             (response.statusCode == 303 && method != .head)
@@ -88,6 +88,25 @@ extension HTTPRequestOperation {
         }
         mutableState.withLock { $0.redirectCount += 1 }
         return next
+    }
+
+    /// `url` with an IPv4-mapped IPv6 host (`[::ffff:127.0.0.1]`, `[::ffff:7f00:1]`) written as
+    /// the IPv4 address it is: corelibs URLSession refuses such a host (-1000) where libcurl
+    /// connects, and both transports must follow the same redirects.
+    static func unmappingIPv4(_ url: URL) -> URL {
+        guard let host = url.host?.lowercased(), host.hasPrefix("::ffff:") else { return url }
+        let tail = host.dropFirst("::ffff:".count)
+        let ipv4: String
+        if tail.split(separator: ".").count == 4, tail.split(separator: ".").allSatisfy({ UInt8($0) != nil }) {
+            ipv4 = String(tail)
+        } else {
+            let groups = tail.split(separator: ":", omittingEmptySubsequences: false).compactMap { UInt16($0, radix: 16) }
+            guard groups.count == 2, tail.split(separator: ":", omittingEmptySubsequences: false).count == 2 else { return url }
+            ipv4 = [groups[0] >> 8, groups[0] & 0xFF, groups[1] >> 8, groups[1] & 0xFF].map(String.init).joined(separator: ".")
+        }
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+        components.host = ipv4
+        return components.url ?? url
     }
 
     static func sameOrigin(_ lhs: URL?, _ rhs: URL?) -> Bool {

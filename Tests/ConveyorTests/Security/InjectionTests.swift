@@ -99,4 +99,26 @@ struct InjectionTests {
         // On its own origin the same credential answers.
         #expect(try await client.response(method: .get, path: "basic-auth/ada/pw").statusCode == 200)
     }
+
+    @Test("Enqueueing an operation twice, on one client or two, stops with a message naming it, not a Foundation trap")
+    func enqueuedTwice() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let first = HTTPClient(baseURL: URL(string: "http://127.0.0.1:9/")!)
+            let second = HTTPClient(baseURL: URL(string: "http://127.0.0.1:9/")!)
+            first.operationQueue.isSuspended = true
+            let operation = HTTPRequestOperation(request: URLRequest(url: URL(string: "http://127.0.0.1:9/twice?token=s3cr3t")!))
+            first.enqueue(operation)
+            second.enqueue(operation)
+        }
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let client = HTTPClient(baseURL: URL(string: "http://127.0.0.1:9/")!)
+            client.operationQueue.isSuspended = true
+            let operation = HTTPRequestOperation(request: URLRequest(url: URL(string: "http://127.0.0.1:9/twice?token=s3cr3t")!))
+            client.enqueue(operation)
+            client.enqueue(operation)
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("HTTPClient.enqueue: the operation GET http://127.0.0.1:9/twice"), "\(message)")
+        #expect(!message.contains("s3cr3t"), "\(message)")
+    }
 }
