@@ -154,6 +154,8 @@ extension LocalHTTPServer {
         case lyingContentLength = "lying-content-length"
         /// Closes the connection without answering.
         case closeBeforeHeaders = "close-before-headers"
+        /// Sends `100 Continue` every 10 ms and never a final answer, until the client gives up.
+        case endlessContinue = "endless-continue"
     }
 
     /// Writes a streamed response body.

@@ -308,6 +308,11 @@ public final class LocalHTTPServer: @unchecked Sendable {
             connection.shutdownBoth()
         case .closeBeforeHeaders:
             connection.shutdownBoth()
+        case .endlessContinue:
+            while isRunning, !connection.peerClosed() {
+                try connection.send(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+                _ = wait(0.01)
+            }
         }
     }
 

@@ -40,6 +40,13 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, @uncheck
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
+        // corelibs hands over every interim head (`100 Continue`, `103 Early Hints`) as if it
+        // were the response: one every 10 ms kept an operation "active" forever. Only a final
+        // head counts, as on the curl transport.
+        if let http = response as? HTTPURLResponse, (100..<200).contains(http.statusCode) {
+            completionHandler(.allow)
+            return
+        }
         if let http = response as? HTTPURLResponse {
             storeCookies(of: http, for: dataTask)
             delegate(for: dataTask)?.transportDidReceive(response: http)

@@ -80,6 +80,9 @@ struct FaultInjectionTests {
             }, expected: .failure(Is.network(.cannotConnectToHost))),
         FaultCase(name: "reset before headers", operation: get("fault/reset"), expected: .failure(Is.network(.networkConnectionLost))),
         FaultCase(
+            name: "100 Continue every 10 ms, never an answer: interim heads are no progress (idle timeout 0.3 s)",
+            configure: { $0.idleTimeout = 0.3 }, operation: get("fault/endless-continue"), expected: .failure(Is.timeout(.idle))),
+        FaultCase(
             name: "closed before headers (empty reply)", operation: get("fault/close-before-headers"),
             expected: .failure(Is.network(.networkConnectionLost))),
         FaultCase(name: "closed mid-body", operation: get("fault/close-mid-body"), expected: .failure(Is.network(.networkConnectionLost))),
