@@ -128,6 +128,14 @@ extension HTTPRequestOperation {
             return (state.bodyFile, keep)
         }
         guard let outcome else { return }
+        if let length = response.value(forHTTPHeaderField: "Content-Length"), Self.contentLength(length) == nil {
+            // RFC 9112 §6.3: differing or unparseable lengths make the message invalid — the
+            // body's end cannot be known. Failing the transfer also closes its connection.
+            outcome.previous?.discard()
+            let reason = "the Content-Length \"\(length.prefix(64))\" is not one valid length (RFC 9112 §6.3)"
+            fail(.network(URLError(.badServerResponse, userInfo: [NSLocalizedDescriptionKey: reason])), response: response, retryable: true)
+            return
+        }
         if !outcome.keep { outcome.previous?.discard() }
         do {
             let file = try makeBodyFile(for: response, appendingTo: outcome.keep ? outcome.previous?.url : nil)
@@ -440,6 +448,21 @@ extension HTTPRequestOperation {
             if badName || badValue { return name }
         }
         return nil
+    }
+
+    /// The length a `Content-Length` field value states: one decimal number, or a list of the
+    /// same number repeated (the field sent twice, joined by the transport); nil for anything
+    /// else — differing values, signs, spaces inside, or a number past `Int64`.
+    static func contentLength(_ value: String) -> Int64? {
+        var length: Int64?
+        for part in value.split(separator: ",", omittingEmptySubsequences: false) {
+            let digits = part.trimmingCharacters(in: .whitespaces)
+            guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                let number = Int64(digits), length == nil || length == number
+            else { return nil }
+            length = number
+        }
+        return length
     }
 
     /// Whether `text` is an RFC 9110 token: one or more `tchar`s.

@@ -90,6 +90,22 @@ struct FaultInjectionTests {
             name: "Content-Length longer than the body", operation: get("fault/lying-content-length"),
             expected: .failure(Is.network(.networkConnectionLost))),
         FaultCase(
+            name: "two different Content-Length fields are an invalid message (RFC 9112 §6.3)",
+            routes: routeRaw("/two-lengths", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 3\r\n\r\nhello"),
+            operation: get("two-lengths"), expected: .failure(Is.network(.badServerResponse))),
+        FaultCase(
+            name: "a Content-Length list with different values is an invalid message",
+            routes: routeRaw("/length-list", "HTTP/1.1 200 OK\r\nContent-Length: 5, 3\r\n\r\nhello"),
+            operation: get("length-list"), expected: .failure(Is.network(.badServerResponse))),
+        FaultCase(
+            name: "a Content-Length past any integer is an invalid message",
+            routes: routeRaw("/huge-length", "HTTP/1.1 200 OK\r\nContent-Length: 100000000000000000000000\r\n\r\nhello"),
+            operation: get("huge-length"), expected: .failure(Is.network(.badServerResponse))),
+        FaultCase(
+            name: "a repeated Content-Length of one value is that value",
+            routes: routeRaw("/same-lengths", "HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\nhello"),
+            operation: get("same-lengths"), expected: .success(body: Data("hello".utf8))),
+        FaultCase(
             name: "Content-Length shorter than the body: the announced bytes only",
             routes: routeRaw("/short", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello, world"),
             operation: get("short"), expected: .success(body: Data("hello".utf8))),
