@@ -54,3 +54,36 @@ protocol TransportTaskDelegate: AnyObject, Sendable {
 extension TransportTaskDelegate {
     func transportDidCollect(metrics: TransferMetrics) {}
 }
+
+/// The one header check every header that leaves passes, whatever its source: the request's own
+/// (in `HTTPRequestOperation.send`), the session's additional headers and stored cookies (in the
+/// transports, which add those).
+enum HeaderCheck {
+    /// The first name that is not an RFC 9110 token, or whose value holds CR, LF or NUL.
+    static func firstInvalidName(in fields: some Sequence<(String, String)>) -> String? {
+        for (name, value) in fields where !isValid(name: name, value: value) { return name }
+        return nil
+    }
+
+    /// Whether `name: value` can go on the wire as one header line.
+    static func isValid(name: String, value: String) -> Bool {
+        HTTPRequestOperation.isToken(name)
+            && !value.utf8.contains { $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") || $0 == 0 }
+    }
+
+    /// A task that never ran: its delegate hears `error` right away (asynchronously, as from a
+    /// real task), so a transport refuses a request with a typed error before a byte is sent.
+    static func refuse(_ error: ConveyorError, delegate: any TransportTaskDelegate, on queue: OperationQueue? = nil) -> any TransportTask {
+        if let queue {
+            queue.addOperation { delegate.transportDidComplete(response: nil, error: error) }
+        } else {
+            DispatchQueue.global().async { delegate.transportDidComplete(response: nil, error: error) }
+        }
+        return RefusedTransportTask()
+    }
+}
+
+/// The task of a request a transport refused to send.
+struct RefusedTransportTask: TransportTask {
+    func cancel() {}
+}

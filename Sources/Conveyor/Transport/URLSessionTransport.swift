@@ -21,6 +21,10 @@ final class URLSessionTransport: Transport {
     /// Why HTTPS requests cannot be sent as configured: URLSession cannot honour custom
     /// authorities or pins, and silently not checking them would be worse than failing.
     private let trustError: String?
+    /// The session's `httpAdditionalHeaders`, added to each request that does not set its own.
+    private let additionalHeaders: [(String, String)]
+    /// The first of them that fails the header check: every request is refused with it.
+    private let invalidAdditionalHeader: String?
 
     /// - Parameters:
     ///   - configuration: Copied; its `urlCache` is turned off because URLSession on Linux
@@ -36,6 +40,13 @@ final class URLSessionTransport: Transport {
         // Conveyor sends and stores cookies itself (TransportCookies), as the curl transport does.
         cookies = TransportCookies(configuration)
         configuration.httpShouldSetCookies = false
+        // …and adds the session's additional headers itself, so they pass the same header check
+        // as the request's own (URLSession would put them on the wire unchecked).
+        additionalHeaders = (configuration.httpAdditionalHeaders ?? [:]).compactMap { name, value in
+            (name as? String).map { ($0, "\(value)") }
+        }
+        invalidAdditionalHeader = HeaderCheck.firstInvalidName(in: additionalHeaders)
+        configuration.httpAdditionalHeaders = nil
         router = URLSessionDelegateRouter(allowsInvalidCertificates: tls.allowsInvalidCertificates, cookies: cookies)
         trustError =
             tls.customizesTrust
@@ -51,14 +62,25 @@ final class URLSessionTransport: Transport {
     func startTask(for request: URLRequest, bodyFile: URL?, delegate: any TransportTaskDelegate) -> any TransportTask {
         if let trustError, request.url?.scheme?.lowercased() == "https" {
             let error = ConveyorError.serverTrustFailed(host: request.url?.host ?? "the server", reason: trustError)
-            session.delegateQueue.addOperation { delegate.transportDidComplete(response: nil, error: error) }
-            return RefusedTransportTask()
+            return HeaderCheck.refuse(error, delegate: delegate, on: session.delegateQueue)
+        }
+        if let invalidAdditionalHeader {
+            return HeaderCheck.refuse(.invalidHeader(name: invalidAdditionalHeader), delegate: delegate, on: session.delegateQueue)
         }
         var request = request
+        let own = request.allHTTPHeaderFields ?? [:]
+        for (name, value) in additionalHeaders where !own.keys.contains(where: { $0.equalsIgnoringASCIICase(name) }) {
+            request.setHeader(value, for: name)
+        }
         // Operations run their own idle timer, which honours fractional seconds (URLSession on
         // Linux truncates them: 0.5 s fires at once). Keep URLSession's timer behind ours.
         request.timeoutInterval = request.timeoutInterval.rounded(.up) + 1
-        if let cookie = cookies.header(for: request) { request.setHeader(cookie, for: "Cookie") }
+        if let cookie = cookies.header(for: request) {
+            guard HeaderCheck.isValid(name: "Cookie", value: cookie) else {
+                return HeaderCheck.refuse(.invalidHeader(name: "Cookie"), delegate: delegate, on: session.delegateQueue)
+            }
+            request.setHeader(cookie, for: "Cookie")
+        }
         let task: URLSessionTask
         if let bodyFile {
             request.httpBodyStream = nil
@@ -88,6 +110,3 @@ struct URLSessionTransportTask: TransportTask, @unchecked Sendable {
 }
 
 /// The task of a request the transport refused before sending; there is nothing to cancel.
-struct RefusedTransportTask: TransportTask {
-    func cancel() {}
-}

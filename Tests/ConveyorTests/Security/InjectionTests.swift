@@ -121,4 +121,48 @@ struct InjectionTests {
         #expect(message.contains("HTTPClient.enqueue: the operation GET http://127.0.0.1:9/twice"), "\(message)")
         #expect(!message.contains("s3cr3t"), "\(message)")
     }
+
+    @Test(
+        "The session's additional headers and stored cookies pass the same check as the request's own",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func headersFromOtherSources(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        func client(additional: [String: String], cookie: (name: String, value: String)?) -> HTTPClient {
+            var configuration = HTTPClient.Configuration.default
+            configuration.transport = transport
+            configuration.cache = nil
+            configuration.monitorsReachability = false
+            let session = URLSessionConfiguration.default
+            session.httpAdditionalHeaders = additional
+            let storage = HTTPCookieStorage.sharedCookieStorage(forGroupContainerIdentifier: "conveyor-tests-\(UUID().uuidString)")
+            if let cookie,
+                let made = HTTPCookie(properties: [
+                    .name: cookie.name, .value: cookie.value, .domain: "127.0.0.1", .path: "/", .originURL: server.baseURL,
+                ])
+            {
+                storage.setCookie(made)
+            }
+            session.httpCookieStorage = storage
+            configuration.sessionConfiguration = session
+            return HTTPClient(baseURL: server.baseURL, configuration: configuration)
+        }
+        func expectRefused(_ client: HTTPClient, naming name: String) async {
+            await #expect {
+                _ = try await client.get("headers")
+            } throws: { error in
+                guard case .invalidHeader(let refused)? = error as? ConveyorError else { return false }
+                return refused == name
+            }
+        }
+        await expectRefused(client(additional: ["X-Extra": "a\r\nX-Injected: 1"], cookie: nil), naming: "X-Extra")
+        await expectRefused(client(additional: [:], cookie: ("session", "a\r\nX-Injected: 1")), naming: "Cookie")
+        #expect(server.receivedRequests.isEmpty, "\(server.receivedRequests)")
+
+        // Valid ones still go out, and a request's own header wins over the session's.
+        let fine = client(additional: ["X-Extra": "session", "X-Both": "session"], cookie: ("session", "abc"))
+        _ = try await fine.get("headers", headers: ["X-Both": "request"])
+        let sent = try #require(server.receivedRequests.last?.headers)
+        #expect(sent["X-Extra"] == "session" && sent["X-Both"] == "request" && sent["Cookie"] == "session=abc", "\(sent)")
+    }
 }

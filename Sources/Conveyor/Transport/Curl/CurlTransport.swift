@@ -33,6 +33,16 @@
         }
 
         func startTask(for request: URLRequest, bodyFile: URL?, delegate: any TransportTaskDelegate) -> any TransportTask {
+            if let name = settings.invalidAdditionalHeader { return HeaderCheck.refuse(.invalidHeader(name: name), delegate: delegate) }
+            var request = request
+            // The stored cookies are read once here, checked like every header, and sent as the
+            // request's own (the transfer then leaves the storage alone).
+            if let cookie = settings.cookies.header(for: request) {
+                guard HeaderCheck.isValid(name: "Cookie", value: cookie) else {
+                    return HeaderCheck.refuse(.invalidHeader(name: "Cookie"), delegate: delegate)
+                }
+                request.setHeader(cookie, for: "Cookie")
+            }
             let transfer = CurlTransfer(request: request, bodyFile: bodyFile, delegate: delegate, settings: settings, library: library)
             loop.start(transfer)
             return CurlTransportTask(transfer: transfer, loop: loop)
@@ -59,6 +69,8 @@
         struct Settings: Sendable {
             let cookies: TransportCookies
             let additionalHeaders: [String: String]
+            /// The first additional header that fails the header check: every request is refused with it.
+            let invalidAdditionalHeader: String?
             let maximumConnectionsPerHost: Int
             let tls: TLSConfiguration
             /// libcurl's pin list (`sha256//…;sha256//…`), nil without pins.
@@ -75,6 +87,7 @@
                     if let name = name as? String { headers[name] = "\(value)" }
                 }
                 additionalHeaders = headers
+                invalidAdditionalHeader = HeaderCheck.firstInvalidName(in: headers.map { ($0.key, $0.value) })
                 maximumConnectionsPerHost = sessionConfiguration.httpMaximumConnectionsPerHost
                 self.tls = tls
                 var trustError = tls.invalidPinDescription()
