@@ -132,10 +132,14 @@ struct HTTPCacheTests {
         }
     }
 
-    @Test(
-        "One line at start-up sets HTTPCache.shared: clients and image downloaders created afterwards use it",
-        arguments: HTTPClient.TransportKind.testedKinds)
-    func sharedCacheSetOnce(transport: HTTPClient.TransportKind) async throws {
+    // One test for both transports, in turn: two cases setting the process-wide cache at once
+    // would take each other's.
+    @Test("One line at start-up sets HTTPCache.shared: clients and image downloaders created afterwards use it")
+    func sharedCacheSetOnce() async throws {
+        for transport in HTTPClient.TransportKind.testedKinds { try await sharedCacheSetOnce(transport: transport) }
+    }
+
+    private func sharedCacheSetOnce(transport: HTTPClient.TransportKind) async throws {
         let scratch = ScratchCache()
         let previous = HTTPCache.shared
         HTTPCache.shared = scratch.cache
