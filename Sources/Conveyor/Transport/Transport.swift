@@ -20,6 +20,10 @@ protocol Transport: Sendable {
     ///   - delegate: Receives the task's events.
     func startTask(for request: URLRequest, bodyFile: URL?, delegate: any TransportTaskDelegate) -> any TransportTask
 
+    /// The `Cookie` header the transport would add to `request` from its cookie storage; nil
+    /// when it adds none. The cache asks, to decide on the request as it will be sent.
+    func cookieHeader(for request: URLRequest) -> String?
+
     /// Lets running tasks finish, then releases the transport's resources. Transports call it
     /// from their own `deinit`: a client's operations hold its transport, so it outlives the
     /// client for as long as one of them may still send.

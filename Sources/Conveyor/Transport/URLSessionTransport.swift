@@ -93,6 +93,8 @@ final class URLSessionTransport: Transport {
         return URLSessionTransportTask(task: task)
     }
 
+    func cookieHeader(for request: URLRequest) -> String? { cookies.header(for: request) }
+
     func invalidate() {
         session.finishTasksAndInvalidate()
     }

@@ -191,6 +191,74 @@ struct HTTPCacheTests {
         }
     }
 
+    /// A client on `cache` with a cookie storage of its own, holding `cookie` for the server.
+    private func client(
+        _ server: LocalHTTPServer, cache: HTTPCache, transport: HTTPClient.TransportKind, cookie: String? = nil
+    ) -> HTTPClient {
+        var configuration = HTTPClient.Configuration.default
+        configuration.transport = transport
+        configuration.cache = cache
+        configuration.monitorsReachability = false
+        let session = URLSessionConfiguration.default
+        let storage = HTTPCookieStorage.sharedCookieStorage(forGroupContainerIdentifier: "conveyor-tests-\(UUID().uuidString)")
+        if let cookie, let made = HTTPCookie(properties: [.name: "user", .value: cookie, .domain: "127.0.0.1", .path: "/"]) {
+            storage.setCookie(made)
+        }
+        session.httpCookieStorage = storage
+        configuration.sessionConfiguration = session
+        return HTTPClient(baseURL: server.baseURL, configuration: configuration)
+    }
+
+    @Test(
+        "One shared cache, two users: a response fetched with a credential is not served to a client without it",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func credentialResponsesNotShared(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        server.route("/private") { request in
+            guard request.headers["Authorization"] == "Basic " + Data("ada:pw".utf8).base64EncodedString() else {
+                return LocalHTTPServer.Response.text("who?", status: 401).with(headers: ["WWW-Authenticate": "Basic realm=\"r\""])
+            }
+            return .text("ada's data").with(headers: ["Cache-Control": "max-age=60"])
+        }
+        let cache = HTTPCache(memoryCapacity: 1_000_000, diskCapacity: 0)
+        let ada = client(server, cache: cache, transport: transport)
+        ada.defaultCredential = URLCredential(user: "ada", password: "pw", persistence: .none)
+        #expect(String(decoding: try await ada.get("private"), as: UTF8.self) == "ada's data")
+        let stranger = client(server, cache: cache, transport: transport)
+        await #expect {
+            _ = try await stranger.get("private")
+        } throws: { error in
+            guard case .authenticationFailed? = error as? ConveyorError else { return false }
+            return true
+        }
+    }
+
+    @Test("Vary: Cookie tells cookie jars apart, and Set-Cookie is never stored", arguments: HTTPClient.TransportKind.testedKinds)
+    func cookiesAndTheCache(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        server.route("/mine") { request in
+            .text("for \(request.headers["Cookie"] ?? "nobody")").with(headers: ["Cache-Control": "max-age=60", "Vary": "Cookie"])
+        }
+        server.route("/sets-cookie") { _ in
+            .text("hello").with(headers: ["Cache-Control": "max-age=60", "Set-Cookie": "session=s3cr3t; Path=/"])
+        }
+        let cache = HTTPCache(memoryCapacity: 1_000_000, diskCapacity: 0)
+        let alice = client(server, cache: cache, transport: transport, cookie: "alice")
+        let bob = client(server, cache: cache, transport: transport, cookie: "bob")
+        #expect(String(decoding: try await alice.get("mine"), as: UTF8.self) == "for user=alice")
+        #expect(String(decoding: try await bob.get("mine"), as: UTF8.self) == "for user=bob")
+        #expect(String(decoding: try await alice.get("mine"), as: UTF8.self) == "for user=alice")
+        #expect(server.requestCount(path: "/mine") == 2)
+
+        let first = try await alice.response(method: .get, path: "sets-cookie")
+        #expect(first.response.value(forHTTPHeaderField: "Set-Cookie") != nil)
+        let cached = try await bob.response(method: .get, path: "sets-cookie")
+        #expect(cached.source == .cache && cached.response.value(forHTTPHeaderField: "Set-Cookie") == nil)
+        #expect(server.requestCount(path: "/sets-cookie") == 1)
+    }
+
     @Test("Vary: at most maximumVariantsPerURL variants are kept, the oldest dropped first")
     func varyVariantsBounded() throws {
         let cache = HTTPCache(memoryCapacity: 1_000_000, diskCapacity: 0)

@@ -112,6 +112,8 @@ extension CachedResponse {
             let lowered = name.lowercased()
             // The stored body's framing stays the stored body's.
             if lowered == "content-length" || lowered == "content-encoding" || lowered == "transfer-encoding" { continue }
+            // Never stored: a cookie set for one user must not reach another.
+            if lowered == "set-cookie" { continue }
             copy.headers[name] = value
         }
         copy.requestDate = requestDate

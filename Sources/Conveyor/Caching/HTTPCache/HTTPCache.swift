@@ -16,8 +16,11 @@ import Foundation
 /// 410, 414 or 501 that carry something to reuse them by — an explicit lifetime (`max-age`,
 /// `s-maxage`, `Expires`) or a validator (`ETag`, `Last-Modified`) — and no `no-store`
 /// (in the request or the response), no `private` when ``isShared``, no `Vary: *`, and no
-/// `Authorization` in the request unless the response says `public`, `s-maxage` or
-/// `must-revalidate`. Entries larger than 5% of the larger capacity are not kept. A
+/// `Authorization` in the request — sent by the caller, or added by the transport answering a
+/// challenge with a credential — unless the response says `public`, `s-maxage` or
+/// `must-revalidate` (RFC 9111 §3.5). `Set-Cookie` is never stored. The cache decides on the
+/// request as sent: cookies from the client's cookie storage are part of it, so `Vary: Cookie`
+/// tells users apart. Entries larger than 5% of the larger capacity are not kept. A
 /// successful `POST`, `PUT`, `PATCH` or `DELETE` removes the stored responses of its URL.
 ///
 /// A response with `Vary` is one variant of its URL: each variant is kept (up to
@@ -230,7 +233,9 @@ public final class HTTPCache: Sendable {
     }
 
     /// Whether `response` to `request` may be stored (see the type's documentation).
-    func canStore(_ response: HTTPURLResponse, for request: URLRequest) -> Bool {
+    /// `authenticated` says the transport answered a challenge with a credential for it: the
+    /// request as sent carried `Authorization`, though the one the cache saw did not.
+    func canStore(_ response: HTTPURLResponse, for request: URLRequest, authenticated: Bool = false) -> Bool {
         let method = (request.httpMethod ?? "GET").uppercased()
         guard method == "GET" || method == "HEAD", Self.storableStatusCodes.contains(response.statusCode) else { return false }
         let requestControl = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
@@ -238,7 +243,8 @@ public final class HTTPCache: Sendable {
         if requestControl.contains("no-store") || responseControl.contains("no-store") { return false }
         if isShared && responseControl.contains("private") { return false }
         if response.value(forHTTPHeaderField: "Vary")?.contains("*") == true { return false }
-        if request.value(forHTTPHeaderField: "Authorization") != nil,
+        // RFC 9111 §3.5: a response to an authenticated request is stored only when it says so.
+        if authenticated || request.value(forHTTPHeaderField: "Authorization") != nil,
             !(responseControl.contains("public") || responseControl.contains("s-maxage") || responseControl.contains("must-revalidate"))
         {
             return false
@@ -278,6 +284,8 @@ public final class HTTPCache: Sendable {
     func entry(for request: URLRequest, response: HTTPURLResponse, body: Data, requestDate: Date) -> CachedResponse? {
         guard let url = request.url else { return nil }
         var headers = response.headerFields
+        // A cookie set for one user must never be handed to another with a stored response.
+        headers["Set-Cookie"] = nil
         // The body is stored decoded; the stored framing must describe it.
         headers["Content-Encoding"] = nil
         headers["Transfer-Encoding"] = nil

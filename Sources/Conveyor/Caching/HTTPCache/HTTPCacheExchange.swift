@@ -30,6 +30,15 @@ extension HTTPCache {
             let exchange = HTTPCacheExchange(cache: self, request: request, inner: delegate, options: options, mode: .invalidate)
             return transport.startTask(for: request, bodyFile: bodyFile, delegate: exchange)
         }
+        // Decide on the request as sent: the transport would add the stored cookies, which
+        // `Vary: Cookie` (and so the choice of a stored response) depends on.
+        var request = request
+        if let cookie = transport.cookieHeader(for: request) {
+            guard HeaderCheck.isValid(name: "Cookie", value: cookie) else {
+                return HeaderCheck.refuse(.invalidHeader(name: "Cookie"), delegate: delegate)
+            }
+            request.setHeader(cookie, for: "Cookie")
+        }
         let requestControl = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
         let entry = options.policy == .reloadIgnoringCache || requestControl.contains("no-store") ? nil : cachedResponse(for: request)
         let offline = options.policy == .returnCacheDataWhenUnreachable
@@ -72,6 +81,9 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
     }
 
     private struct State {
+        /// Whether the transport answered a challenge with a credential: the request as sent
+        /// carried `Authorization`.
+        var authenticated = false
         var notModified: CachedResponse?
         var buffer: Data?
         var response: HTTPURLResponse?
@@ -109,8 +121,9 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
                 return
             }
         }
+        let authenticated = state.withLock { $0.authenticated }
         let storable =
-            cache.canStore(response, for: request)
+            cache.canStore(response, for: request, authenticated: authenticated)
             && (response.expectedContentLength < 0 || response.expectedContentLength <= Int64(cache.maximumEntrySize))
         state.withLock {
             $0.buffer = storable ? Data() : nil
@@ -136,7 +149,9 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
     }
 
     func transportDisposition(for challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
-        inner.transportDisposition(for: challenge)
+        let answer = inner.transportDisposition(for: challenge)
+        if answer.0 == .useCredential { state.withLock { $0.authenticated = true } }
+        return answer
     }
 
     func transportDidCollect(metrics: TransferMetrics) {

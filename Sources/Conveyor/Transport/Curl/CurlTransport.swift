@@ -48,6 +48,8 @@
             return CurlTransportTask(transfer: transfer, loop: loop)
         }
 
+        func cookieHeader(for request: URLRequest) -> String? { settings.cookies.header(for: request) }
+
         func invalidate() {
             loop.invalidate()
         }
