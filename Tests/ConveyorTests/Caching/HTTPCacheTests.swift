@@ -184,6 +184,11 @@ struct HTTPCacheTests {
             func exists(_ url: URL) -> Bool { FileManager.default.fileExists(atPath: url.path) }
             #expect(exists(live) && exists(unknownFresh))
             #expect(!exists(abandoned) && !exists(stale))
+            // Entries are the owner's alone: they can hold private responses.
+            for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasSuffix(".entry") {
+                let mode = try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)[.posixPermissions]
+                #expect((mode as? NSNumber)?.intValue == 0o600, "\(name)")
+            }
             // The entry the first instance wrote is served by the second.
             var request = try client.request(method: .get, path: "kept")
             request.httpMethod = "GET"

@@ -105,7 +105,10 @@ final class HTTPCacheDiskStore: @unchecked Sendable {
         let name = CachedResponse.fileName(forKey: key)
         let temporary = directory.appendingPathComponent(Self.temporaryPrefix + UUID().uuidString)
         do {
-            try bytes.write(to: temporary)
+            // Owner-only (0600): entries can hold private responses.
+            guard FileManager.default.createFile(atPath: temporary.path, contents: bytes, attributes: [.posixPermissions: 0o600]) else {
+                throw CocoaError(.fileWriteUnknown)
+            }
             // rename(2) replaces an existing entry atomically: a reader sees the old file or the new one.
             guard rename(temporary.path, directory.appendingPathComponent(name).path) == 0 else {
                 try? FileManager.default.removeItem(at: temporary)
