@@ -106,4 +106,38 @@ struct RedirectTests {
             #expect(server.requestCount(path: "/get") == 2)
         }
     }
+
+    @Test(
+        "A custom credential header follows a cross-origin redirect unless the policy names it",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func customCredentialHeaderAcrossOrigins(transport: HTTPClient.TransportKind) async throws {
+        let other = try LocalHTTPServer.started()
+        defer { other.stop() }
+        var configuration = HTTPClient.Configuration.default
+        configuration.transport = transport
+        configuration.cache = nil
+        try await withServer(configuration: configuration) { server, client in
+            client.setDefaultHeader("X-API-Key", value: "k-123")
+            client.setAuthorizationHeader(token: "t-456")
+            let target = other.baseURL.appendingPathComponent("headers").absoluteString
+            _ = try await client.get("redirect-to", parameters: ["url": target])
+            let first = try #require(other.receivedRequests.last?.headers)
+            #expect(first["X-API-Key"] == "k-123" && first["Authorization"] == nil)
+
+            var policy = RedirectPolicy.default
+            policy.headersRemovedAcrossOrigins.insert("x-api-key")
+            let request = try client.request(method: .get, path: "redirect-to", parameters: ["url": target])
+            let operation = client.operation(with: request, success: nil, failure: nil)
+            operation.redirectPolicy = policy
+            let probe = CompletionProbe()
+            probe.attach(to: operation)
+            client.enqueue(operation)
+            #expect(await probe.outcome().error == nil)
+            let second = try #require(other.receivedRequests.last?.headers)
+            #expect(second["X-API-Key"] == nil && second["Authorization"] == nil)
+            // On the same origin it stays.
+            _ = try await client.get("redirect-to", parameters: ["url": "/headers"])
+            #expect(server.receivedRequests.last?.headers["X-API-Key"] == "k-123")
+        }
+    }
 }
