@@ -195,10 +195,10 @@ public enum ConveyorError: Error, Sendable {
         public var description: String {
             switch self {
             case .tooManyRedirects(let max, let response):
-                return "more than \(max) redirects (last: \(response.statusCode) from \(response.url?.absoluteString ?? "?"))"
+                return "more than \(max) redirects (last: \(response.statusCode) from \(ConveyorError.redaction.url(response.url)))"
             case .invalidLocation(let location, let response):
                 return
-                    "the \(response.statusCode) redirect's Location \(location.map { "\"\($0)\"" } ?? "header is missing") is not an http(s) URL"
+                    "the \(response.statusCode) redirect's Location \(location.map { "\"\(ConveyorError.redaction.location($0))\"" } ?? "header is missing") is not an http(s) URL"
             }
         }
     }
@@ -261,12 +261,17 @@ extension ConveyorError {
     public var isTimeout: Bool { if case .timedOut = self { return true } else { return false } }
 }
 
-extension ConveyorError: CustomStringConvertible, LocalizedError {
+extension ConveyorError: CustomStringConvertible, CustomDebugStringConvertible, LocalizedError {
+    /// The same redacted sentence as ``description``: `String(reflecting:)` and `debugPrint`
+    /// would otherwise print the cases' raw URLs and bodies, secrets included.
+    public var debugDescription: String { description }
+
     /// A readable sentence describing the failure, including a short preview of any body.
     public var description: String {
         switch self {
         case .invalidURL(let path, let baseURL):
-            return "Invalid URL: \"\(path)\" cannot be resolved against \(baseURL?.absoluteString ?? "no base URL")."
+            return
+                "Invalid URL: \"\(Self.redaction.location(path))\" cannot be resolved against \(baseURL.map { Self.redaction.url($0) } ?? "no base URL")."
         case .parameterEncodingFailed(let reason):
             return "Parameter encoding failed: \(reason)."
         case .multipartEncodingFailed(let reason):

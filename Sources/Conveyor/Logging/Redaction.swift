@@ -40,7 +40,32 @@ public struct Redaction: Sendable {
     ///   - name: The header's name.
     /// - Returns: The value, or ``placeholder``.
     public func header(_ value: String, named name: String) -> String {
-        headerNames.contains(name.lowercased()) ? Self.placeholder : value
+        let lowered = name.lowercased()
+        if headerNames.contains(lowered) { return Self.placeholder }
+        // Headers whose value is a URL carry query parameters too (`Location: …?access_token=…`).
+        if Self.urlHeaderNames.contains(lowered) { return location(value) }
+        return value
+    }
+
+    /// Response headers whose value is a URL, possibly relative.
+    static let urlHeaderNames: Set<String> = ["location", "content-location", "refresh", "link"]
+
+    /// A URL as a server wrote it (`Location`, possibly relative or unparseable) with its
+    /// password and sensitive query values hidden.
+    /// - Parameter text: The URL text.
+    /// - Returns: The text to print.
+    public func location(_ text: String) -> String {
+        if let url = URL(string: text), url.scheme != nil, url.host != nil { return self.url(url) }
+        return scrub(text)
+    }
+
+    /// Whether a query or form field name is secret: its own name, or for a nested name
+    /// (`user[password]`, `user%5Bpassword%5D`, `tokens[]`) its innermost key.
+    func isSecret(field: String) -> Bool {
+        let name = (field.removingPercentEncoding ?? field).lowercased()
+        if parameterNames.contains(name) { return true }
+        let keys = name.split(whereSeparator: { $0 == "[" || $0 == "]" })
+        return keys.last.map { parameterNames.contains(String($0)) } ?? false
     }
 
     /// The URL with sensitive query parameter values replaced (and any user:password removed).
@@ -50,12 +75,9 @@ public struct Redaction: Sendable {
         guard let url else { return "(no URL)" }
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
         if components.password != nil { components.password = Self.placeholder }
-        if let items = components.percentEncodedQueryItems,
-            items.contains(where: { parameterNames.contains(($0.name.removingPercentEncoding ?? $0.name).lowercased()) })
-        {
+        if let items = components.percentEncodedQueryItems, items.contains(where: { isSecret(field: $0.name) }) {
             components.percentEncodedQueryItems = items.map { item in
-                parameterNames.contains((item.name.removingPercentEncoding ?? item.name).lowercased()) && item.value != nil
-                    ? URLQueryItem(name: item.name, value: "%3Credacted%3E") : item
+                isSecret(field: item.name) && item.value != nil ? URLQueryItem(name: item.name, value: "%3Credacted%3E") : item
             }
         }
         return components.string ?? url.absoluteString
@@ -86,24 +108,24 @@ public struct Redaction: Sendable {
         if type.hasPrefix("application/x-www-form-urlencoded") {
             return text.split(separator: "&", omittingEmptySubsequences: false).map { pair in
                 let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                let name = (parts[0].removingPercentEncoding ?? String(parts[0])).lowercased()
-                let bare = name.replacingOccurrences(of: "[]", with: "")
-                return parameterNames.contains(bare) && parts.count == 2 ? "\(parts[0])=%3Credacted%3E" : String(pair)
+                return isSecret(field: String(parts[0])) && parts.count == 2 ? "\(parts[0])=%3Credacted%3E" : String(pair)
             }.joined(separator: "&")
         }
         return text
     }
 
-    /// A last pass over any text: `name=value` and `"name": "value"` (also inside escaped
-    /// JSON strings) for every secret name. Echo services and error pages repeat requests in
-    /// their bodies, and a structured pass alone would miss those copies.
-    private func scrub(_ text: String) -> String {
+    /// A last pass over any text: `name=value` (also a nested form name, `user[password]=…`),
+    /// `"name": "value"` (also inside escaped JSON strings) and header lines (`Name: value`) for
+    /// every secret name. Echo services and error pages repeat requests in their bodies, and a
+    /// structured pass alone would miss those copies.
+    func scrub(_ text: String) -> String {
         let names = (parameterNames.union(headerNames)).map { NSRegularExpression.escapedPattern(for: $0) }
         guard !names.isEmpty else { return text }
         let alternatives = names.joined(separator: "|")
         let patterns = [
-            "(?i)((?:^|[?&\\s])(?:\(alternatives))=)[^&\\s\"'\\\\]+",
-            "(?i)(\\\\?\"(?:\(alternatives))\\\\?\"\\s*:\\s*\\\\?\")(?:[^\"\\\\]|\\\\[^\"])*",
+            #"(?i)((?:^|[?&\s])(?:[^\s=&?"']*?(?:\[|%5B))?(?:"# + alternatives + #")(?:\]|%5D)?=)[^&\s"'\\]+"#,
+            #"(?i)(\\?"(?:[^"\\\s]*?\[)?(?:"# + alternatives + #")\]?\\?"\s*:\s*\\?")(?:[^"\\]|\\[^"])*"#,
+            #"(?im)((?:^|[\r\n])[ \t]*(?:"# + alternatives + #")[ \t]*:[ \t]*)[^\r\n]*"#,
         ]
         var result = text
         for pattern in patterns {
@@ -118,7 +140,7 @@ public struct Redaction: Sendable {
         if let dictionary = object as? [String: Any] {
             var result: [String: Any] = [:]
             for (key, value) in dictionary {
-                let secret = parameterNames.contains(key.lowercased()) || headerNames.contains(key.lowercased())
+                let secret = isSecret(field: key) || headerNames.contains(key.lowercased())
                 result[key] = secret ? Self.placeholder : redactJSON(value)
             }
             return result

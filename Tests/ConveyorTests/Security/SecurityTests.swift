@@ -72,4 +72,47 @@ struct SecurityTests {
             #expect(echo["file"] as? String == "f%22%0D%0A.txt")
         }
     }
+
+    @Test(
+        "One redaction for every text that leaves: errors, debug descriptions, log lines and cURL",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func redactionEverywhere(transport: HTTPClient.TransportKind) async throws {
+        var configuration = HTTPClient.Configuration.default
+        configuration.transport = transport
+        configuration.cache = nil
+        configuration.redirectPolicy = .follow(max: 1)
+        try await withServer(configuration: configuration) { server, client in
+            server.route("/echo-plain") { request in
+                .text("you sent\nAuthorization: \(request.headers["Authorization"] ?? "")\nuser[password]=s3cr3t-nested\n", status: 403)
+            }
+            server.route("/loop") { _ in .init(status: 302, headers: ["Location": "/loop?access_token=s3cr3t-loop"]) }
+            server.route("/ftp") { _ in .init(status: 302, headers: ["Location": "ftp://example.com/?access_token=s3cr3t-ftp"]) }
+            server.route("/moved") { _ in .init(status: 200, headers: ["Location": "/next?access_token=s3cr3t-location"]) }
+            let logged = NetworkLoggerTests.Capture(level: .debug, port: server.port)
+            client.setAuthorizationHeader(token: "s3cr3t-bearer")
+            var texts: [String] = []
+            func record(_ error: any Error) { texts += ["\(error)", String(reflecting: error), error.localizedDescription] }
+            do { _ = try await client.get("echo-plain") } catch { record(error) }
+            do { _ = try await client.get("loop") } catch { record(error) }
+            do { _ = try await client.get("ftp") } catch { record(error) }
+            _ = try await client.get("moved")
+            _ = try await client.post("post", parameters: ["user": ["password": "s3cr3t-form"], "name": "ada"])
+            let operation = client.operation(
+                with: try client.request(method: .post, path: "post", parameters: ["user": ["password": "s3cr3t-curl"]]), success: nil,
+                failure: nil)
+            texts.append(operation.cURLDescription)
+            let withPassword = HTTPClient(baseURL: URL(string: "http://ada:s3cr3t-base@127.0.0.1:\(server.port)/")!)
+            do { _ = try await withPassword.get("ftp://nowhere/?token=s3cr3t-path") } catch { record(error) }
+            texts += logged.lines
+            let all = texts.joined(separator: "\n")
+            #expect(texts.count > 10)
+            for secret in [
+                "s3cr3t-bearer", "s3cr3t-nested", "s3cr3t-loop", "s3cr3t-ftp", "s3cr3t-location", "s3cr3t-form", "s3cr3t-curl",
+                "s3cr3t-base", "s3cr3t-path",
+            ] {
+                #expect(!all.contains(secret), "\(secret) leaked")
+            }
+            #expect(all.contains("user[password]=<redacted>") || all.contains("user%5Bpassword%5D=%3Credacted%3E"), "\(all)")
+        }
+    }
 }
