@@ -51,8 +51,9 @@ public enum ConveyorError: Error, Sendable {
     /// A header name or value contains CR, LF or NUL (or the name is not an HTTP token), which
     /// could inject other headers; the request was not sent.
     case invalidHeader(name: String)
-    /// The request method is not an RFC 9110 token (letters, digits, ``!#$%&'*+-.^_`|~``): one
-    /// with a space, CR or LF could inject headers or a second request. Nothing was sent.
+    /// The request method is not an RFC 9110 token (letters, digits and the punctuation
+    /// `tchar` allows): one with a space, CR or LF could inject headers or a second request.
+    /// Nothing was sent.
     case invalidMethod(String)
 
     /// Why parameters could not be encoded.
