@@ -34,6 +34,9 @@ extension HTTPClient {
         /// limit (the default). URLSession's own resource timeout is ignored on Linux, so
         /// Conveyor runs its own timer.
         public var resourceTimeout: TimeInterval?
+        /// Stamps a credential on every request and refreshes it once for all waiting
+        /// operations (``BearerTokenAuthenticator``); nil (the default) for none.
+        public var authenticator: (any Authenticator)?
         /// Decides how authentication challenges are answered; nil uses the credentials.
         public var authenticationChallengeHandler: AuthenticationChallengeHandler?
         /// The template for the client's `URLSession`; copied at creation, with its `urlCache`

@@ -55,6 +55,9 @@ public enum ConveyorError: Error, Sendable {
     /// `tchar` allows): one with a space, CR or LF could inject headers or a second request.
     /// Nothing was sent.
     case invalidMethod(String)
+    /// The client's ``Authenticator`` could not get a new credential; every operation that was
+    /// waiting for it fails with this.
+    case credentialRefreshFailed(reason: CredentialRefreshFailureReason)
 
     /// Why parameters could not be encoded.
     public enum ParameterEncodingFailureReason: Sendable, CustomStringConvertible {
@@ -124,6 +127,22 @@ public enum ConveyorError: Error, Sendable {
             case .destinationExists(let url):
                 return "\(url.path) already exists (.removePreviousFile replaces a regular file; directories and links are never replaced)"
             case .cannotMoveFile(let url, let error): return "cannot move the download to \(url.path): \(error.localizedDescription)"
+            }
+        }
+    }
+
+    /// Why a credential refresh failed.
+    public enum CredentialRefreshFailureReason: Sendable, CustomStringConvertible {
+        /// The refresh threw this error (the token endpoint refused, the network failed, …).
+        case refreshFailed(any Error)
+        /// The refresh took longer than the authenticator's timeout.
+        case timedOut(after: TimeInterval)
+
+        /// A readable explanation.
+        public var description: String {
+            switch self {
+            case .refreshFailed(let error): return "the refresh failed: \(error)"
+            case .timedOut(let seconds): return "the refresh took longer than \(String(format: "%.3g", seconds)) s"
             }
         }
     }
@@ -218,7 +237,7 @@ extension ConveyorError {
         case .responseTooLarge(_, let response):
             return response
         case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
-            .network, .serverTrustFailed, .invalidHeader, .invalidMethod:
+            .network, .serverTrustFailed, .invalidHeader, .invalidMethod, .credentialRefreshFailed:
             return nil
         }
     }
@@ -231,7 +250,7 @@ extension ConveyorError {
         case .responseSerializationFailed(_, _, let data), .authenticationFailed(_, let data):
             return data
         case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
-            .network, .redirectFailed, .responseTooLarge, .serverTrustFailed, .invalidHeader, .invalidMethod:
+            .network, .redirectFailed, .responseTooLarge, .serverTrustFailed, .invalidHeader, .invalidMethod, .credentialRefreshFailed:
             return nil
         }
     }
@@ -247,6 +266,7 @@ extension ConveyorError {
             return underlying
         case .outputStreamFailed(.cannotOpen(let underlying?)), .outputStreamFailed(.writeFailed(_, let underlying?)):
             return underlying
+        case .credentialRefreshFailed(.refreshFailed(let underlying)): return underlying
         case .network(let error): return error
         default: return nil
         }
@@ -309,6 +329,8 @@ extension ConveyorError: CustomStringConvertible, CustomDebugStringConvertible, 
         case .invalidHeader(let name):
             return
                 "Invalid header \"\(Self.printable(name))\": a name or value with CR, LF or NUL could inject other headers; nothing was sent."
+        case .credentialRefreshFailed(let reason):
+            return "Credential refresh failed: \(reason)."
         case .invalidMethod(let method):
             return
                 "Invalid method \"\(Self.printable(method))\": not an HTTP token, so it could inject headers or a second request; nothing was sent."

@@ -17,6 +17,7 @@ extension HTTPRequestOperation {
         static let cache = ClientSettings(rawValue: 1 << 5)
         static let maximumResponseSize = ClientSettings(rawValue: 1 << 6)
         static let credential = ClientSettings(rawValue: 1 << 7)
+        static let authenticator = ClientSettings(rawValue: 1 << 8)
     }
 
     /// Assigns a client-inheritable setting on behalf of the operation's owner: it wins over
@@ -52,6 +53,7 @@ extension HTTPRequestOperation {
             if !assigned.contains(.cache) { state.cache = configuration.cache }
             if !assigned.contains(.maximumResponseSize) { state.maximumResponseSize = configuration.maximumResponseSize }
             if !assigned.contains(.credential) { state.credential = UncheckedSendableBox(value: defaultCredential) }
+            if !assigned.contains(.authenticator) { state.authenticator = configuration.authenticator }
         }
     }
 }

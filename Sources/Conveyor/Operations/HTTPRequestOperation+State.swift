@@ -57,6 +57,12 @@ extension HTTPRequestOperation {
         var resourceTimeout: TimeInterval?
         var userInfo: [String: any Sendable] = [:]
         var transport: any Transport = TransportFactory.shared
+        /// Stamps a credential on every attempt and refreshes it (see ``Authenticator``).
+        var authenticator: (any Authenticator)?
+        /// What the authenticator stamped on the current attempt; nil when nothing was.
+        var appliedCredentialID: String?
+        /// Attempts sent again after a credential refresh: at most one, and not retries.
+        var credentialReplays = 0
         /// The client-inheritable settings assigned on the operation itself; a client leaves them alone.
         var assignedSettings: ClientSettings = []
         /// The client whose settings the operation took last (weak: a client owns its operations' queue).

@@ -43,7 +43,9 @@ final class AttemptDelegate: TransportTaskDelegate {
 extension HTTPRequestOperation {
     /// Sends one attempt: the first request, a redirect's target, a retry or a resume.
     func send(_ request: URLRequest) {
-        var request = request
+        guard mutableState.withLock({ !$0.completionClaimed && $0.state == .executing }) else { return }
+        // An authenticator stamps every attempt, or makes it wait for a fresh credential.
+        guard var request = authenticated(request) else { return }
         let (transport, attempt) = mutableState.withLock { state -> ((any Transport)?, Int) in
             guard !state.completionClaimed, state.state == .executing else { return (nil, 0) }
             state.attempt += 1
@@ -110,6 +112,7 @@ extension HTTPRequestOperation {
     }
 
     func attemptDidReceive(response: HTTPURLResponse, attempt: Int) {
+        if replayAfterCredentialRefresh(response, attempt: attempt) { return }
         // A resumed transfer keeps its bytes only for a 206 that starts where they end.
         let outcome = ifCurrent(attempt) { state -> (previous: ResponseBodyFile?, keep: Bool) in
             let keep =
@@ -285,6 +288,9 @@ extension HTTPRequestOperation {
 
     func attemptDidComplete(response: HTTPURLResponse?, error: (any Error)?, attempt: Int) {
         guard ifCurrent(attempt, { _ in true }) == true else { return }
+        // URLSession ends a task whose challenge was refused with an error, the 401 only in its
+        // response: the authenticator may still refresh and replay.
+        if error != nil, let response, replayAfterCredentialRefresh(response, attempt: attempt) { return }
         if let error {
             fail(failure(for: error, response: response), response: response, retryable: true)
             return

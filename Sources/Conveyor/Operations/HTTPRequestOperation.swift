@@ -216,6 +216,15 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
         set { assign(\.credential, UncheckedSendableBox(value: newValue), as: .credential) }
     }
 
+    /// Stamps a credential on every attempt and refreshes it when it expires or is refused
+    /// (see ``Authenticator``). Default: the client's ``HTTPClient/Configuration/authenticator``.
+    /// Assign nil to send one request without it — the token request of a refresh sent through
+    /// the same client, say.
+    public var authenticator: (any Authenticator)? {
+        get { mutableState.withLock { $0.authenticator } }
+        set { assign(\.authenticator, newValue, as: .authenticator) }
+    }
+
     /// Which redirects are followed. Default: the client's, or ``RedirectPolicy/default``.
     public var redirectPolicy: RedirectPolicy {
         get { mutableState.withLock { $0.redirectPolicy } }

@@ -1,0 +1,65 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension HTTPRequestOperation {
+    /// Stamps the authenticator's credential on `request`, or — when it has none to give —
+    /// waits for its refresh and calls `send` again. Returns the request to send now, or nil
+    /// when the operation waits.
+    func authenticated(_ request: URLRequest) -> URLRequest? {
+        guard let authenticator = mutableState.withLock({ $0.authenticator }) else { return request }
+        // The credential belongs to the origin the operation was made for: a redirect elsewhere
+        // (which dropped `Authorization`) does not get it back.
+        guard Self.sameOrigin(request.url, self.request.url) else {
+            mutableState.withLock { $0.appliedCredentialID = nil }
+            return request
+        }
+        var stamped = request
+        if let credentialID = authenticator.apply(to: &stamped) {
+            mutableState.withLock { $0.appliedCredentialID = credentialID }
+            return stamped
+        }
+        waitForCredential(from: authenticator, replacing: nil)
+        return nil
+    }
+
+    /// Called with each final response head (and with the response of a task that failed on a
+    /// refused challenge): a refusal of the credential this attempt carried parks the operation
+    /// on the authenticator's refresh and replays the request once. Returns whether it did.
+    func replayAfterCredentialRefresh(_ response: HTTPURLResponse, attempt: Int) -> Bool {
+        let candidate = mutableState.withLock { state -> (any Authenticator)? in
+            guard state.attempt == attempt, !state.completionClaimed, state.state == .executing,
+                state.appliedCredentialID != nil, state.credentialReplays == 0
+            else { return nil }
+            return state.authenticator
+        }
+        // The authenticator is the caller's code: asked outside the lock.
+        guard let authenticator = candidate, authenticator.requiresRefresh(response) else { return false }
+        let claimed = mutableState.withLock { state -> (task: (any TransportTask)?, credentialID: String?)? in
+            guard state.attempt == attempt, !state.completionClaimed, state.state == .executing else { return nil }
+            state.attempt += 1  // the rest of this attempt is not listened to
+            state.credentialReplays += 1  // a replay, not a retry: `retryCount` stays
+            defer { state.task = nil }
+            return (state.task, state.appliedCredentialID)
+        }
+        guard let claimed else { return false }
+        claimed.task?.cancel()
+        waitForCredential(from: authenticator, replacing: claimed.credentialID)
+        return true
+    }
+
+    /// Parks the operation on the authenticator's (shared) refresh; sends the current request
+    /// again when it succeeds, fails with its error otherwise. A cancelled or paused operation
+    /// is not sent (``send(_:)`` checks).
+    private func waitForCredential(from authenticator: any Authenticator, replacing credentialID: String?) {
+        authenticator.refresh(replacing: credentialID) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success: self.send(self.mutableState.withLock { $0.currentRequest })
+            case .failure(let error): self.fail(error, response: nil, retryable: false)
+            }
+        }
+    }
+}
