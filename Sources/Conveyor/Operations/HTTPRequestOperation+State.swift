@@ -99,7 +99,9 @@ extension HTTPRequestOperation {
         var bodyFile: ResponseBodyFile?
         /// The caller's `outputStream`, wrapped; nil without one.
         var outputSink: OutputStreamSink?
-        /// Whether the current response's body goes to `outputSink` instead of `data`.
+        /// The consumer of a streamed body (``HTTPStream``); nil without one.
+        var bodyChannel: BodyChannel?
+        /// Whether the current response's body goes to `outputSink` or `bodyChannel` instead of `data`.
         var streamsBody = false
         /// The `Progress` objects, once someone asked for them (see `downloadProgress`).
         var uploadProgressObject: UncheckedSendableBox<Progress>?
@@ -178,7 +180,9 @@ extension HTTPRequestOperation {
     /// completion racing a cancel or a timeout) do nothing.
     func finish(_ result: Result<UncheckedSendableBox<Any?>, ConveyorError>) {
         let claimed = mutableState.withLock {
-            state -> (task: (any TransportTask)?, timers: [DeadlineTimer], file: ResponseBodyFile?, sink: OutputStreamSink?)? in
+            state -> (
+                task: (any TransportTask)?, timers: [DeadlineTimer], file: ResponseBodyFile?, sink: OutputStreamSink?, channel: BodyChannel?
+            )? in
             guard !state.completionClaimed else { return nil }
             state.completionClaimed = true
             state.attempt += 1
@@ -188,12 +192,16 @@ extension HTTPRequestOperation {
             }
             state.metrics = OperationMetrics(state: state)
             defer { state.task = nil }
-            return (state.task, state.takeTimers(), state.bodyFile, state.outputSink)
+            return (state.task, state.takeTimers(), state.bodyFile, state.outputSink, state.bodyChannel)
         }
         guard let claimed else { return }
         claimed.timers.forEach { $0.cancel() }
         // AFNetworking closed the output stream when the operation finished, however it ended.
         claimed.sink?.close()
+        switch result {
+        case .success: claimed.channel?.finish(.success(()))
+        case .failure(let error): claimed.channel?.finish(.failure(error))
+        }
         // A multipart body file Conveyor wrote is removed however the operation ended, and so
         // is a partial download that did not succeed.
         UploadBodyFiles.shared.finish(request)

@@ -175,13 +175,15 @@ extension HTTPRequestOperation {
     /// — and opens the stream for it. A body that starts over cannot go to a stream that holds
     /// bytes of an earlier one.
     private func streamBody(of response: HTTPURLResponse, continuing: Bool) throws(ConveyorError) {
-        let sink = mutableState.withLock { state -> OutputStreamSink? in
+        let (sink, channel) = mutableState.withLock { state -> (OutputStreamSink?, BodyChannel?) in
             state.streamsBody = false
-            return state.outputSink
+            return (state.outputSink, state.bodyChannel)
         }
-        guard let sink, storesBody(of: response) else { return }
-        if !continuing, sink.bytesWritten > 0 { throw .outputStreamFailed(reason: .cannotRestart(bytesWritten: sink.bytesWritten)) }
-        try sink.open()
+        guard sink != nil || channel != nil, storesBody(of: response) else { return }
+        let written = sink?.bytesWritten ?? channel?.bytesPushed ?? 0
+        if !continuing, written > 0 { throw .outputStreamFailed(reason: .cannotRestart(bytesWritten: written)) }
+        try sink?.open()
+        channel?.deliver(head: response)
         mutableState.withLock { $0.streamsBody = true }
     }
 
@@ -211,12 +213,16 @@ extension HTTPRequestOperation {
             state.lastActivity = .now()
             let expected = state.response.map { Self.expectedTotal(of: $0, offset: state.bytesReceived - Int64(data.count)) } ?? -1
             state.downloadExpected = expected
+            let channel = state.streamsBody ? state.bodyChannel : nil
             return (
-                state.bodyFile, state.streamsBody ? state.outputSink : nil, state.downloadProgressHandler, state.callbackQueue,
-                state.bytesReceived, expected, state.downloadProgressObject?.value, state.reportsResponse
+                state.bodyFile, state.streamsBody ? state.outputSink : nil, channel, channel != nil ? state.task : nil,
+                state.downloadProgressHandler, state.callbackQueue, state.bytesReceived, expected, state.downloadProgressObject?.value,
+                state.reportsResponse
             )
         }
-        guard let (file, sink, handler, queue, total, expected, progress, reports) = update else { return }
+        guard let (file, sink, channel, task, handler, queue, total, expected, progress, reports) = update else { return }
+        // A consumer that falls behind by the channel's limit pauses the transfer; its pulls resume it.
+        if let channel, channel.push(data) { task?.pauseReceiving() }
         do {
             try file?.write(data)
             try sink?.write(data)

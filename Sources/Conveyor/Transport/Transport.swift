@@ -35,6 +35,10 @@ protocol TransportTask: Sendable {
     /// Stops the exchange. The delegate still receives its completion (with a cancellation
     /// error), unless it had already completed.
     func cancel()
+    /// Stops reading the response body (backpressure): bytes wait in the connection, not in memory.
+    func pauseReceiving()
+    /// Reads the response body again after ``pauseReceiving()``.
+    func resumeReceiving()
 }
 
 /// Receives the events of one transport task. Calls for one task never overlap.
@@ -90,4 +94,11 @@ enum HeaderCheck {
 /// The task of a request a transport refused to send.
 struct RefusedTransportTask: TransportTask {
     func cancel() {}
+}
+
+extension TransportTask {
+    /// Tasks with no connection to read from (refused, answered from the cache) ignore it.
+    func pauseReceiving() {}
+    /// See ``pauseReceiving()``.
+    func resumeReceiving() {}
 }

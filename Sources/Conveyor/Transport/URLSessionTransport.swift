@@ -105,8 +105,21 @@ final class URLSessionTransport: Transport {
 
 /// A `URLSessionTask` seen through the ``TransportTask`` protocol.
 struct URLSessionTransportTask: TransportTask, @unchecked Sendable {
-    // URLSessionTask is thread-safe for cancel(); the wrapper only exists to name that.
+    // URLSessionTask is thread-safe for cancel(), suspend() and resume(); the wrapper only
+    // exists to name that.
     let task: URLSessionTask
+
+    #if canImport(FoundationNetworking)
+        // corelibs (Linux) restarts a running data task from the beginning when it is resumed
+        // after a suspend (measured: a second response head), and it reads ahead into its
+        // delegate queue anyway: no backpressure is possible there. Use the curl transport.
+        func pauseReceiving() {}
+        func resumeReceiving() {}
+    #else
+        /// URLSession stops reading while a running task is suspended.
+        func pauseReceiving() { task.suspend() }
+        func resumeReceiving() { task.resume() }
+    #endif
 
     func cancel() { task.cancel() }
 }

@@ -63,6 +63,10 @@
         static let globalAll = 3
         static let messageDone: Int32 = 1
         static let readAbort = 0x1000_0000
+        /// `CURL_WRITEFUNC_PAUSE`: the write callback did not take the bytes; pause the transfer.
+        static let writePause = 0x1000_0001
+        /// `CURLPAUSE_CONT`.
+        static let pauseContinue: Int32 = 0
         static let seekOK: Int32 = 0
         static let seekCantSeek: Int32 = 2
         static let httpVersion2TLS = 4

@@ -40,6 +40,8 @@
         let multiWakeup: @convention(c) (Handle?) -> Int32
         let multiInfoRead: @convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> UnsafeMutableRawPointer?
         let easyStrerror: @convention(c) (Int32) -> UnsafePointer<CChar>?
+        /// `curl_easy_pause`: only the thread driving the multi handle may call it.
+        let easyPause: @convention(c) (Handle?, Int32) -> Int32
         // The variadic ones, only ever called through CConveyorCurl.
         private nonisolated(unsafe) let easySetopt: UnsafeMutableRawPointer
         private nonisolated(unsafe) let easyGetinfo: UnsafeMutableRawPointer
@@ -90,6 +92,7 @@
             multiInfoRead = try function(
                 "curl_multi_info_read", as: (@convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> UnsafeMutableRawPointer?).self)
             easyStrerror = try function("curl_easy_strerror", as: (@convention(c) (Int32) -> UnsafePointer<CChar>?).self)
+            easyPause = try function("curl_easy_pause", as: (@convention(c) (Handle?, Int32) -> Int32).self)
             easySetopt = try symbol("curl_easy_setopt")
             easyGetinfo = try symbol("curl_easy_getinfo")
             multiSetopt = try symbol("curl_multi_setopt")

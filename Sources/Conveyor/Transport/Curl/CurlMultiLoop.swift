@@ -23,6 +23,7 @@
         private enum Command {
             case start(CurlTransfer)
             case cancel(CurlTransfer)
+            case unpause(CurlTransfer)
         }
 
         /// Who may call into the multi handle.
@@ -83,6 +84,13 @@
         func cancel(_ transfer: CurlTransfer) {
             transfer.markCancelled()
             submit(.cancel(transfer))
+        }
+
+        /// Receives `transfer`'s body again after it paused (``CurlTransfer/requestPause()``):
+        /// `curl_easy_pause` may only be called by the handle's owner, so it goes through the inbox.
+        func unpause(_ transfer: CurlTransfer) {
+            guard transfer.clearPause() else { return }
+            submit(.unpause(transfer))
         }
 
         /// Lets running transfers finish, then stops the thread (a later start restarts it).
@@ -171,6 +179,10 @@
                     recycle(handle, into: &owned)
                 }
                 transfer.complete(response: nil, error: URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: transfer.url]))
+            case .unpause(let transfer):
+                if let handle = owned.running.first(where: { $0.value === transfer })?.key {
+                    _ = library.easyPause(handle, CurlConstant.pauseContinue)
+                }
             }
         }
 

@@ -50,6 +50,8 @@
             /// Set after a kept-alive connection died under the request: it is sent once more, on
             /// a new connection.
             var needsFreshConnection = false
+            /// The consumer asked to stop receiving: the next write callback pauses the transfer.
+            var receivePaused = false
         }
 
         /// Credentials chosen for a challenge, sent with the next attempt.
@@ -88,6 +90,21 @@
         /// Marks the transfer cancelled; libcurl's next callback for it aborts.
         func markCancelled() {
             state.withLock { $0.cancelled = true }
+        }
+
+        /// Asks libcurl to stop delivering the body: the next write callback answers
+        /// `CURL_WRITEFUNC_PAUSE`, and the bytes stay in libcurl and the socket.
+        func requestPause() {
+            state.withLock { $0.receivePaused = true }
+        }
+
+        /// Lets the body flow again; the owner of the multi handle then calls `curl_easy_pause`.
+        /// - Returns: Whether the transfer had asked to pause.
+        func clearPause() -> Bool {
+            state.withLock { state in
+                defer { state.receivePaused = false }
+                return state.receivePaused
+            }
         }
 
         // MARK: - Configuring the handle (the multi handle's owner)
@@ -235,8 +252,10 @@
         }
 
         fileprivate func didReceiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
-            let forward = state.withLock { state -> Bool? in
+            let forward = state.withLock { state -> Bool?? in
                 if state.cancelled { return nil }
+                // Not consumed: libcurl keeps these bytes and delivers them again once unpaused.
+                if state.receivePaused, state.response != nil, state.held == nil { return .some(nil) }
                 if state.held != nil {
                     state.held?.body.append(contentsOf: bytes)
                     return false
@@ -244,6 +263,7 @@
                 return state.response != nil
             }
             guard let forward else { return 0 }
+            guard let forward else { return CurlConstant.writePause }
             if forward { delegate.transportDidReceive(data: Data(bytes)) }
             return bytes.count
         }

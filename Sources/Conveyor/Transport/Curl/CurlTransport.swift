@@ -64,6 +64,8 @@
         let loop: CurlMultiLoop
 
         func cancel() { loop.cancel(transfer) }
+        func pauseReceiving() { transfer.requestPause() }
+        func resumeReceiving() { loop.unpause(transfer) }
     }
 
     extension CurlTransport {

@@ -1,0 +1,74 @@
+import Foundation
+
+/// An ``HTTPStream``'s body as text lines (UTF-8), split at CRLF, LF or a lone CR; a CR at the
+/// end of one chunk and an LF at the start of the next are one line end.
+public struct HTTPStreamLines: AsyncSequence, Sendable {
+    /// A line, without its line end.
+    public typealias Element = String
+
+    let stream: HTTPStream
+
+    /// Iterates the lines.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var chunks: HTTPStream.AsyncIterator
+        var splitter = LineSplitter()
+        var ready: [String] = []
+        var finished = false
+
+        /// The next line; nil after the last one.
+        /// - Throws: ``ConveyorError`` when the transfer failed or was cancelled.
+        public mutating func next() async throws -> String? {
+            while ready.isEmpty {
+                if finished { return nil }
+                if let chunk = try await chunks.next() {
+                    ready = splitter.push(chunk)
+                } else {
+                    finished = true
+                    ready = splitter.finish()
+                }
+            }
+            return ready.removeFirst()
+        }
+    }
+
+    /// An iterator over the lines.
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(chunks: stream.makeAsyncIterator())
+    }
+}
+
+/// Splits bytes into lines at CRLF, LF or CR, across chunk boundaries.
+struct LineSplitter {
+    private var pending: [UInt8] = []
+    /// The previous chunk ended with a CR: an LF starting the next one belongs to it.
+    private var afterCR = false
+
+    /// The lines completed by `chunk`.
+    mutating func push(_ chunk: Data) -> [String] {
+        var lines: [String] = []
+        for byte in chunk {
+            if afterCR {
+                afterCR = false
+                if byte == UInt8(ascii: "\n") { continue }
+            }
+            switch byte {
+            case UInt8(ascii: "\r"):
+                lines.append(String(decoding: pending, as: UTF8.self))
+                pending.removeAll(keepingCapacity: true)
+                afterCR = true
+            case UInt8(ascii: "\n"):
+                lines.append(String(decoding: pending, as: UTF8.self))
+                pending.removeAll(keepingCapacity: true)
+            default:
+                pending.append(byte)
+            }
+        }
+        return lines
+    }
+
+    /// The unterminated last line, if there is one.
+    mutating func finish() -> [String] {
+        defer { pending.removeAll() }
+        return pending.isEmpty ? [] : [String(decoding: pending, as: UTF8.self)]
+    }
+}

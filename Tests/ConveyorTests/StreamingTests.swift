@@ -1,0 +1,144 @@
+import ConveyorLocking
+import ConveyorTesting
+import Foundation
+import Testing
+
+@testable import Conveyor
+
+/// Responses consumed while they arrive, with backpressure, over real sockets on both transports.
+@Suite("Streaming responses: chunks, lines, backpressure, cancellation")
+struct StreamingTests {
+    private static func client(_ server: LocalHTTPServer, _ transport: HTTPClient.TransportKind) -> HTTPClient {
+        var configuration = HTTPClient.Configuration.default
+        configuration.transport = transport
+        configuration.cache = nil
+        configuration.monitorsReachability = false
+        return HTTPClient(baseURL: server.baseURL, configuration: configuration)
+    }
+
+    @Test(
+        "Chunked and Content-Length bodies arrive whole, in order; lines split at CRLF, LF and CR",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func chunksAndLines(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let parts = ["alpha\r\n", "beta\n", "gam", "ma\r", "\ndelta\r", "epsilon\n\n", "last"]
+        server.route("/chunked") { _ in
+            .init(
+                headers: ["Content-Type": "text/plain"],
+                body: .stream(chunked: true) { writer in
+                    for part in parts {
+                        try writer.write(Data(part.utf8))
+                        writer.pause(0.01)
+                    }
+                })
+        }
+        let whole = Data(parts.joined().utf8)
+        server.route("/fixed") { _ in .init(headers: ["Content-Type": "text/plain"], body: .data(whole)) }
+        let client = Self.client(server, transport)
+        for path in ["chunked", "fixed"] {
+            let stream = try await client.stream(path)
+            #expect(stream.response.statusCode == 200)
+            var received = Data()
+            for try await chunk in stream { received.append(chunk) }
+            #expect(received == whole, "\(path)")
+            var lines: [String] = []
+            for try await line in try await client.stream(path).lines { lines.append(line) }
+            #expect(lines == ["alpha", "beta", "gamma", "delta", "epsilon", "", "last"], "\(path)")
+        }
+    }
+
+    @Test("A 404 throws when the head arrives, with its body, before any chunk", arguments: HTTPClient.TransportKind.testedKinds)
+    func errorStatusThrows(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        server.route("/missing") { _ in .text("no such stream", status: 404) }
+        await #expect {
+            _ = try await Self.client(server, transport).stream("missing")
+        } throws: { error in
+            guard let error = error as? ConveyorError else { return false }
+            return error.statusCode == 404 && error.responseData == Data("no such stream".utf8)
+        }
+    }
+
+    @Test(
+        "Breaking out of the loop over a body that never ends closes the connection within a second",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func breakCancels(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let closed = AsyncStream.makeStream(of: ContinuousClock.Instant.self)
+        server.route("/forever") { _ in
+            .init(
+                body: .stream(chunked: true) { writer in
+                    do {
+                        while true {
+                            try writer.write(Data("tick\n".utf8))
+                            guard writer.pause(0.02) else { return }
+                        }
+                    } catch {
+                        closed.continuation.yield(.now)  // the client went away
+                        throw error
+                    }
+                })
+        }
+        let stream = try await Self.client(server, transport).stream("forever")
+        var seen = 0
+        for try await _ in stream {
+            seen += 1
+            if seen == 3 { break }
+        }
+        let stoppedAt = ContinuousClock.now
+        var events = closed.stream.makeAsyncIterator()
+        let closedAt = await events.next()
+        #expect(seen == 3)
+        #expect(closedAt.map { $0 - stoppedAt < .seconds(1) } == true)
+    }
+
+    /// The transports that can pause a transfer: corelibs URLSession (Linux) restarts a data
+    /// task resumed after a suspend, and reads ahead into its delegate queue regardless.
+    static var pausingKinds: [HTTPClient.TransportKind] {
+        #if os(Linux)
+            [.curl]
+        #else
+            [.urlSession]
+        #endif
+    }
+
+    @Test("A consumer that stops pulling pauses the transfer: memory stays near the buffer limit", arguments: pausingKinds)
+    func backpressure(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let block = Data(repeating: 0x61, count: 64 * 1024)
+        let total = 48 * 1024 * 1024
+        server.route("/flood") { _ in
+            .init(
+                headers: ["Content-Length": String(total)],
+                body: .stream(chunked: false) { writer in
+                    for _ in 0..<(total / block.count) { try writer.write(block) }
+                })
+        }
+        let limit = 1024 * 1024
+        let stream = try await Self.client(server, transport).stream("flood", bufferLimit: limit)
+        // The consumer looks away while the server could send everything; the transfer must pause.
+        try await Task.sleep(for: .milliseconds(300))
+        var received = 0
+        for try await chunk in stream { received += chunk.count }
+        #expect(received == total)
+        // The limit, plus what was already in flight when the pause took effect.
+        #expect(stream.channel.peakBuffered <= limit + 512 * 1024, "peak \(stream.channel.peakBuffered)")
+    }
+
+    @Test("A connection dropped mid-body is thrown by the sequence as a typed error", arguments: HTTPClient.TransportKind.testedKinds)
+    func droppedConnection(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let stream = try await Self.client(server, transport).stream("fault/close-mid-body")
+        await #expect {
+            for try await _ in stream {}
+        } throws: { error in
+            guard case .network(let urlError)? = error as? ConveyorError else { return false }
+            return urlError.code == .networkConnectionLost
+        }
+    }
+}
