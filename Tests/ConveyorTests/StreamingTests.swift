@@ -141,4 +141,34 @@ struct StreamingTests {
             return urlError.code == .networkConnectionLost
         }
     }
+
+    @Test(
+        "The per-chunk block gets the body in order on the callback queue, before the completion block",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func chunkBlock(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let body = FileDownloadTests.pattern(2_000_000)
+        server.route("/body") { _ in .init(headers: ["Content-Type": "application/octet-stream"], body: .data(body)) }
+        let client = Self.client(server, transport)
+        let operation = client.operation(with: try client.request(method: .get, path: "body"), success: nil, failure: nil)
+        let probe = CompletionProbe()
+        let received = Lock(Data())
+        let onQueue = Lock(true)
+        operation.setChunkReceivedBlock { _, chunk in
+            if !probe.isCurrent { onQueue.withLock { $0 = false } }
+            received.withLock { $0.append(chunk) }
+        }
+        probe.attach(to: operation)
+        let atCompletion = Lock(0)
+        operation.setCompletionBlock(
+            success: { operation, value in
+                atCompletion.withLock { $0 = received.withLock { $0.count } }
+                probe.success(operation, value)
+            }, failure: probe.failure)
+        client.enqueue(operation)
+        #expect(await probe.outcome().error == nil)
+        #expect(received.withLock { $0 } == body && atCompletion.withLock { $0 } == body.count)
+        #expect(onQueue.withLock { $0 } && operation.responseData == Data())
+    }
 }

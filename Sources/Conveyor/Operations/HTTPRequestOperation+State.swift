@@ -101,6 +101,12 @@ extension HTTPRequestOperation {
         var outputSink: OutputStreamSink?
         /// The consumer of a streamed body (``HTTPStream``); nil without one.
         var bodyChannel: BodyChannel?
+        /// Receives each body chunk on the callback queue instead of memory.
+        var chunkHandler: ChunkHandler?
+        /// Chunk bytes dispatched to `chunkHandler` and not yet handled; past the limit the
+        /// transfer pauses until the callback queue catches up.
+        var chunkBytesPending = 0
+        var chunksPaused = false
         /// Whether the current response's body goes to `outputSink` or `bodyChannel` instead of `data`.
         var streamsBody = false
         /// The `Progress` objects, once someone asked for them (see `downloadProgress`).

@@ -175,16 +175,41 @@ extension HTTPRequestOperation {
     /// — and opens the stream for it. A body that starts over cannot go to a stream that holds
     /// bytes of an earlier one.
     private func streamBody(of response: HTTPURLResponse, continuing: Bool) throws(ConveyorError) {
-        let (sink, channel) = mutableState.withLock { state -> (OutputStreamSink?, BodyChannel?) in
+        let (sink, channel, chunked) = mutableState.withLock { state -> (OutputStreamSink?, BodyChannel?, Bool) in
             state.streamsBody = false
-            return (state.outputSink, state.bodyChannel)
+            return (state.outputSink, state.bodyChannel, state.chunkHandler != nil)
         }
-        guard sink != nil || channel != nil, storesBody(of: response) else { return }
+        guard sink != nil || channel != nil || chunked, storesBody(of: response) else { return }
         let written = sink?.bytesWritten ?? channel?.bytesPushed ?? 0
         if !continuing, written > 0 { throw .outputStreamFailed(reason: .cannotRestart(bytesWritten: written)) }
         try sink?.open()
         channel?.deliver(head: response)
         mutableState.withLock { $0.streamsBody = true }
+    }
+
+    /// Hands a chunk to the chunk block on the callback queue, pausing the transfer while the
+    /// blocks are more than ``HTTPStream/defaultBufferLimit`` bytes behind.
+    private func deliverChunk(_ data: Data, task: (any TransportTask)?) {
+        let limit = HTTPStream.defaultBufferLimit
+        let dispatch = mutableState.withLock { state -> (ChunkHandler, DispatchQueue, pause: Bool)? in
+            guard state.streamsBody, let handler = state.chunkHandler else { return nil }
+            state.chunkBytesPending += data.count
+            let pause = !state.chunksPaused && state.chunkBytesPending >= limit
+            if pause { state.chunksPaused = true }
+            return (handler, state.callbackQueue, pause)
+        }
+        guard let (handler, queue, pause) = dispatch else { return }
+        if pause { task?.pauseReceiving() }
+        queue.async { [self] in
+            handler(self, data)
+            let resume = mutableState.withLock { state -> (any TransportTask)? in
+                state.chunkBytesPending -= data.count
+                guard state.chunksPaused, state.chunkBytesPending <= limit / 2 else { return nil }
+                state.chunksPaused = false
+                return state.task
+            }
+            resume?.resumeReceiving()
+        }
     }
 
     /// Whether `response` is the one whose body the operation delivers: its status is
@@ -214,8 +239,9 @@ extension HTTPRequestOperation {
             let expected = state.response.map { Self.expectedTotal(of: $0, offset: state.bytesReceived - Int64(data.count)) } ?? -1
             state.downloadExpected = expected
             let channel = state.streamsBody ? state.bodyChannel : nil
+            let needsTask = channel != nil || (state.streamsBody && state.chunkHandler != nil)
             return (
-                state.bodyFile, state.streamsBody ? state.outputSink : nil, channel, channel != nil ? state.task : nil,
+                state.bodyFile, state.streamsBody ? state.outputSink : nil, channel, needsTask ? state.task : nil,
                 state.downloadProgressHandler, state.callbackQueue, state.bytesReceived, expected, state.downloadProgressObject?.value,
                 state.reportsResponse
             )
@@ -223,6 +249,7 @@ extension HTTPRequestOperation {
         guard let (file, sink, channel, task, handler, queue, total, expected, progress, reports) = update else { return }
         // A consumer that falls behind by the channel's limit pauses the transfer; its pulls resume it.
         if let channel, channel.push(data) { task?.pauseReceiving() }
+        deliverChunk(data, task: task)
         do {
             try file?.write(data)
             try sink?.write(data)

@@ -317,6 +317,22 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
         }
     }
 
+    /// Called with the operation and a chunk of the response body.
+    public typealias ChunkHandler = @Sendable (HTTPRequestOperation, Data) -> Void
+
+    /// Sets the block that receives the body of the delivered response chunk by chunk, in
+    /// order, on the callback queue, instead of the body being kept in memory (the callback
+    /// form of ``HTTPClient/stream(_:method:parameters:headers:requestSerializer:bufferLimit:)``).
+    /// The completion block runs after the last chunk's when the callback queue is serial (the
+    /// default). When the blocks fall behind by ``HTTPStream/defaultBufferLimit`` bytes the
+    /// transfer pauses until they catch up (on the curl transport, and URLSession on Apple
+    /// platforms). Bodies of rejected statuses stay in memory for the error. Set it before
+    /// the operation starts.
+    /// - Parameter block: The block; nil keeps bodies in memory.
+    public func setChunkReceivedBlock(_ block: ChunkHandler?) {
+        mutableState.withLock { $0.chunkHandler = block }
+    }
+
     /// Called with the operation and a response head.
     public typealias ResponseHandler = @Sendable (HTTPRequestOperation, HTTPURLResponse) -> Void
 
