@@ -31,6 +31,8 @@ let package = Package(
         .executableTarget(name: "FileTransferExample", dependencies: ["Conveyor", "ConveyorTesting"], path: "Examples/FileTransfer"),
         .executableTarget(
             name: "AFNetworkingGuideExample", dependencies: ["Conveyor", "ConveyorTesting"], path: "Examples/AFNetworkingGuide"),
+        .executableTarget(
+            name: "ServerSentEventsExample", dependencies: ["Conveyor", "ConveyorTesting"], path: "Examples/ServerSentEvents"),
         // Runs the examples and helpers as child processes from both test targets.
         .target(name: "ConveyorTestSupport", path: "Tests/Support"),
         // A child process for tests that must run in another network namespace or be signalled.
@@ -39,7 +41,7 @@ let package = Package(
             name: "ConveyorTests",
             dependencies: [
                 "Conveyor", "ConveyorLocking", "ConveyorTesting", "ConveyorTestHelper", "ConveyorTestSupport", "HTTPBinAPIExample",
-                "FileTransferExample", "AFNetworkingGuideExample",
+                "FileTransferExample", "AFNetworkingGuideExample", "ServerSentEventsExample",
             ]
         ),
         .testTarget(name: "ConformanceTests", dependencies: ["Conveyor", "ConveyorTesting", "ConveyorTestSupport", "HTTPBinAPIExample"]),

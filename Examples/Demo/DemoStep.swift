@@ -162,6 +162,21 @@ enum DemoSteps {
             let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
             return "\(size) bytes written through an OutputStream; \(operation.responseData?.count ?? 0) kept in memory"
         },
+        DemoStep(name: "stream", summary: "a response consumed while it arrives (client.stream), printed live") { client in
+            let start = ContinuousClock.now
+            let stream = try await client.stream("drip", parameters: ["numbytes": 5, "duration": 1])
+            var chunks = 0
+            var bytes = 0
+            for try await chunk in stream {
+                chunks += 1
+                bytes += chunk.count
+                let elapsed =
+                    Double((ContinuousClock.now - start).components.attoseconds) / 1e18
+                    + Double((ContinuousClock.now - start).components.seconds)
+                print(String(format: "  +%.2f s  %d byte%@ arrived", elapsed, chunk.count, chunk.count == 1 ? "" : "s"))
+            }
+            return "\(bytes) bytes in \(chunks) chunks, each handled as it arrived"
+        },
         DemoStep(name: "pause-resume", summary: "a slow download paused mid-body, then resumed with Range") { client in
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-demo-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: directory) }

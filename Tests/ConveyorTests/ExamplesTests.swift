@@ -40,4 +40,16 @@ struct ExamplesTests {
             #expect(result.output.contains(line), "missing \"\(line)\" in:\n\(result.output)")
         }
     }
+
+    @Test("ServerSentEventsExample follows events through a dropped connection and stops on 204")
+    func serverSentEvents() async throws {
+        let result = try await ExampleProcess.run("ServerSentEventsExample", arguments: [])
+        #expect(result.status == 0, "\(result.output)\(result.errors)")
+        for line in [
+            "event 1 [tick]: tick 1", "event 3 [tick]: tick 3", "event 4 [message]: resumed after 3 / on two lines",
+            "4 events over 3 connections; the server said 204",
+        ] {
+            #expect(result.output.contains(line), "missing \"\(line)\" in:\n\(result.output)")
+        }
+    }
 }
