@@ -15,10 +15,16 @@ enum MultipartMemory {
         let downloadSeconds: Double
         let rawDownloadPeakRSSMegabytes: Double
         let rawDownloadSeconds: Double
+        /// A body streamed through `client.stream` to a slow consumer, per transport.
+        let streamMegabytes: Int
+        let streamCurlPeakRSSMegabytes: Double
+        let streamCurlSeconds: Double
+        let streamURLSessionPeakRSSMegabytes: Double
+        let streamURLSessionSeconds: Double
     }
 
     /// Starts a server that drains bodies, runs the child, and reads its report.
-    static func measure(megabytes: Int) throws -> Result {
+    static func measure(megabytes: Int, streamMegabytes: Int) throws -> Result {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
         server.maximumStoredBodySize = 1 << 20
@@ -40,11 +46,46 @@ enum MultipartMemory {
         let rawSeconds = Date().timeIntervalSince(rawStart)
         let downloadStart = Date()
         let download = try child(["--child-download", server.baseURL.absoluteString, String(megabytes)])
+        let downloadSeconds = Date().timeIntervalSince(downloadStart)
+        server.route("/stream-slow") { _ in
+            .init(
+                headers: ["Content-Length": String(streamMegabytes << 20), "Content-Type": "application/octet-stream"],
+                body: .stream(chunked: false) { writer in for _ in 0..<streamMegabytes { try writer.write(block) } })
+        }
+        var streams: [(rss: Double, seconds: Double)] = []
+        for transport in ["curl", "urlsession"] {
+            let start = Date()
+            let rss = try child(["--child-stream", server.baseURL.absoluteString, String(streamMegabytes), transport])
+            streams.append((rss, Date().timeIntervalSince(start)))
+        }
         return Result(
             megabytes: megabytes, peakRSSMegabytes: report, baselineRSSMegabytes: baseline, seconds: uploadSeconds,
-            bytesReceived: received, downloadPeakRSSMegabytes: download, downloadSeconds: Date().timeIntervalSince(downloadStart),
-            rawDownloadPeakRSSMegabytes: raw, rawDownloadSeconds: rawSeconds
+            bytesReceived: received, downloadPeakRSSMegabytes: download, downloadSeconds: downloadSeconds,
+            rawDownloadPeakRSSMegabytes: raw, rawDownloadSeconds: rawSeconds, streamMegabytes: streamMegabytes,
+            streamCurlPeakRSSMegabytes: streams[0].rss, streamCurlSeconds: streams[0].seconds,
+            streamURLSessionPeakRSSMegabytes: streams[1].rss, streamURLSessionSeconds: streams[1].seconds
         )
+    }
+
+    /// In the child: stream `megabytes` through `client.stream` (4 MB buffer) to a consumer that
+    /// sleeps 10 ms per megabyte it takes, check the count, print the peak RSS in MB.
+    static func runStreamChild(baseURL: URL, megabytes: Int, transport: String) async throws {
+        var configuration = HTTPClient.Configuration.default
+        configuration.transport = transport == "curl" ? .curl : .urlSession
+        configuration.cache = nil
+        let client = HTTPClient(baseURL: baseURL, configuration: configuration)
+        let stream = try await client.stream("stream-slow")
+        var received = 0
+        var nextPause = 1 << 20
+        for try await chunk in stream {
+            received += chunk.count
+            while received >= nextPause {
+                try await Task.sleep(for: .milliseconds(10))  // the slow consumer
+                nextPause += 1 << 20
+            }
+        }
+        guard received == megabytes << 20 else { throw CocoaError(.fileReadCorruptFile) }
+        print(peakRSSMegabytes())
     }
 
     private static func child(_ arguments: [String]) throws -> Double {

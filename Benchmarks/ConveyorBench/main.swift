@@ -2,7 +2,7 @@
 // rep, against the in-process LocalHTTPServer. Prints medians and the Conveyor / raw ratio.
 //
 //   swift run -c release conveyor-bench [--requests N] [--reps N] [--download-mb N] [--memory-requests N]
-//                                       [--multipart-mb N] [--server local|nginx] [--json] [--smoke]
+//                                       [--multipart-mb N] [--stream-mb N] [--server local|nginx] [--json] [--smoke]
 import Conveyor
 import ConveyorTesting
 import Foundation
@@ -20,6 +20,11 @@ if let index = arguments.firstIndex(of: "--child-raw-download") {
 if let index = arguments.firstIndex(of: "--child-requests") {
     try await RequestMemory.runChild(
         kind: arguments[index + 1], baseURL: URL(string: arguments[index + 2])!, requests: Int(arguments[index + 3])!)
+    exit(0)
+}
+if let index = arguments.firstIndex(of: "--child-stream") {
+    try await MultipartMemory.runStreamChild(
+        baseURL: URL(string: arguments[index + 1])!, megabytes: Int(arguments[index + 2])!, transport: arguments[index + 3])
     exit(0)
 }
 if let index = arguments.firstIndex(of: "--child-download") {
@@ -231,7 +236,7 @@ server.stop()
 let requestMemory = try RequestMemory.measure(requests: option("--memory-requests") ?? (smoke ? 200 : 100_000))
 
 let multipartMegabytes = option("--multipart-mb") ?? (smoke ? 5 : 200)
-let multipart = try MultipartMemory.measure(megabytes: multipartMegabytes)
+let multipart = try MultipartMemory.measure(megabytes: multipartMegabytes, streamMegabytes: option("--stream-mb") ?? (smoke ? 5 : 1024))
 
 if arguments.contains("--json") {
     let encoder = JSONEncoder()
@@ -274,4 +279,12 @@ if arguments.contains("--json") {
             format: "  download: peak RSS %.1f MB, %.2f s (raw URLSession delegate writing a FileHandle: %.1f MB, %.2f s)",
             multipart.downloadPeakRSSMegabytes, multipart.downloadSeconds, multipart.rawDownloadPeakRSSMegabytes,
             multipart.rawDownloadSeconds))
+    print(
+        "\n\(multipart.streamMegabytes) MB streamed (client.stream, 4 MB buffer) to a consumer sleeping 10 ms per MB, each in a child process"
+    )
+    print(
+        String(
+            format: "  curl: peak RSS %.1f MB, %.2f s (target: < 64 MB)   URLSession: peak RSS %.1f MB, %.2f s (corelibs cannot pause)",
+            multipart.streamCurlPeakRSSMegabytes, multipart.streamCurlSeconds, multipart.streamURLSessionPeakRSSMegabytes,
+            multipart.streamURLSessionSeconds))
 }
