@@ -8,14 +8,6 @@ import Testing
 /// than memory, over real sockets on both transports.
 @Suite("outputStream: bodies written to a stream as they arrive")
 struct OutputStreamTests {
-    private static func client(_ server: LocalHTTPServer, _ transport: HTTPClient.TransportKind) -> HTTPClient {
-        var configuration = HTTPClient.Configuration.default
-        configuration.transport = transport
-        configuration.cache = nil
-        configuration.monitorsReachability = false
-        return HTTPClient(baseURL: server.baseURL, configuration: configuration)
-    }
-
     private static func temporaryFile() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-stream-\(UUID().uuidString)")
     }
@@ -28,7 +20,7 @@ struct OutputStreamTests {
         defer { server.stop() }
         let body = FileDownloadTests.pattern(3_000_000)
         server.route("/big") { _ in .init(headers: ["Content-Type": "application/octet-stream"], body: .data(body)) }
-        let client = Self.client(server, transport)
+        let client = testClient(server, transport)
         let file = Self.temporaryFile()
         defer { try? FileManager.default.removeItem(at: file) }
         let stream = try #require(OutputStream(toFileAtPath: file.path, append: false))
@@ -52,7 +44,7 @@ struct OutputStreamTests {
     func memoryStream(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let client = Self.client(server, transport)
+        let client = testClient(server, transport)
         let operation = client.operation(
             JSONRequestOperation.self, with: try client.request(method: .get, path: "get", parameters: ["q": "stream"]))
         let stream = OutputStream.toMemory()
@@ -72,7 +64,7 @@ struct OutputStreamTests {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
         server.route("/missing") { _ in .text("no such thing", status: 404) }
-        let client = Self.client(server, transport)
+        let client = testClient(server, transport)
         let operation = HTTPRequestOperation(request: URLRequest(url: server.baseURL.appendingPathComponent("missing")))
         let stream = OutputStream.toMemory()
         operation.outputStream = stream
@@ -89,7 +81,7 @@ struct OutputStreamTests {
     func unopenable(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let client = Self.client(server, transport)
+        let client = testClient(server, transport)
         let operation = HTTPRequestOperation(request: URLRequest(url: server.baseURL.appendingPathComponent("bytes/1000")))
         operation.outputStream = OutputStream(toFileAtPath: "/nonexistent-\(UUID().uuidString)/out.bin", append: false)
         let probe = CompletionProbe()
@@ -109,7 +101,7 @@ struct OutputStreamTests {
     func fullDisk(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let client = Self.client(server, transport)
+        let client = testClient(server, transport)
         // A body that would take 10 s: the failure must not wait for it.
         let operation = HTTPRequestOperation(
             request: URLRequest(url: URL(string: "drip?numbytes=100&duration=10", relativeTo: server.baseURL)!))
@@ -136,7 +128,7 @@ struct OutputStreamTests {
     func closedMidBody(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let client = Self.client(server, transport)
+        let client = testClient(server, transport)
         let file = Self.temporaryFile()
         defer { try? FileManager.default.removeItem(at: file) }
         let stream = try #require(OutputStream(toFileAtPath: file.path, append: false))
@@ -183,7 +175,7 @@ struct OutputStreamTests {
         let operation = HTTPRequestOperation(request: URLRequest(url: server.baseURL.appendingPathComponent("resource")))
         operation.outputStream = OutputStream(toFileAtPath: file.path, append: append)
         let probe = CompletionProbe()
-        await PauseResumeTests.pauseAfterFirstPart(operation, client: client(server, transport), probe: probe)
+        await PauseResumeTests.pauseAfterFirstPart(operation, client: testClient(server, transport), probe: probe)
         #expect(operation.isPaused)
         if changingResource { version.withLock { $0 = 2 } }
         gate.signal()

@@ -28,21 +28,13 @@ struct ResponseHooksTests {
         }
     }
 
-    private static func client(_ server: LocalHTTPServer, _ transport: HTTPClient.TransportKind) -> HTTPClient {
-        var configuration = HTTPClient.Configuration.default
-        configuration.transport = transport
-        configuration.cache = nil
-        configuration.monitorsReachability = false
-        return HTTPClient(baseURL: server.baseURL, configuration: configuration)
-    }
-
     @Test(
         "Hooks see the final response (not the redirect), every body byte, then one finish", arguments: HTTPClient.TransportKind.testedKinds
     )
     func hooksInOrder(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let client = Self.client(server, transport)
+        let client = testClient(server, transport)
         let operation = client.operation(RecordingOperation.self, with: try client.request(method: .get, path: "redirect/1"))
         let probe = CompletionProbe()
         probe.attach(to: operation)
@@ -65,7 +57,7 @@ struct ResponseHooksTests {
     func responseBlock(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let client = Self.client(server, transport)
+        let client = testClient(server, transport)
         let order = Lock<[String]>([])
         let operation = client.operation(with: try client.request(method: .get, path: "bytes/50000"), success: nil, failure: nil)
         let probe = CompletionProbe()

@@ -8,14 +8,6 @@ import Testing
 /// Responses consumed while they arrive, with backpressure, over real sockets on both transports.
 @Suite("Streaming responses: chunks, lines, backpressure, cancellation")
 struct StreamingTests {
-    private static func client(_ server: LocalHTTPServer, _ transport: HTTPClient.TransportKind) -> HTTPClient {
-        var configuration = HTTPClient.Configuration.default
-        configuration.transport = transport
-        configuration.cache = nil
-        configuration.monitorsReachability = false
-        return HTTPClient(baseURL: server.baseURL, configuration: configuration)
-    }
-
     @Test(
         "Chunked and Content-Length bodies arrive whole, in order; lines split at CRLF, LF and CR",
         arguments: HTTPClient.TransportKind.testedKinds)
@@ -35,7 +27,7 @@ struct StreamingTests {
         }
         let whole = Data(parts.joined().utf8)
         server.route("/fixed") { _ in .init(headers: ["Content-Type": "text/plain"], body: .data(whole)) }
-        let client = Self.client(server, transport)
+        let client = testClient(server, transport)
         for path in ["chunked", "fixed"] {
             let stream = try await client.stream(path)
             #expect(stream.response.statusCode == 200)
@@ -54,7 +46,7 @@ struct StreamingTests {
         defer { server.stop() }
         server.route("/missing") { _ in .text("no such stream", status: 404) }
         await #expect {
-            _ = try await Self.client(server, transport).stream("missing")
+            _ = try await testClient(server, transport).stream("missing")
         } throws: { error in
             guard let error = error as? ConveyorError else { return false }
             return error.statusCode == 404 && error.responseData == Data("no such stream".utf8)
@@ -82,7 +74,7 @@ struct StreamingTests {
                     }
                 })
         }
-        let stream = try await Self.client(server, transport).stream("forever")
+        let stream = try await testClient(server, transport).stream("forever")
         var seen = 0
         for try await _ in stream {
             seen += 1
@@ -119,7 +111,7 @@ struct StreamingTests {
                 })
         }
         let limit = 1024 * 1024
-        let stream = try await Self.client(server, transport).stream("flood", bufferLimit: limit)
+        let stream = try await testClient(server, transport).stream("flood", bufferLimit: limit)
         // The consumer looks away while the server could send everything; the transfer must pause.
         try await Task.sleep(for: .milliseconds(300))
         var received = 0
@@ -133,7 +125,7 @@ struct StreamingTests {
     func droppedConnection(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let stream = try await Self.client(server, transport).stream("fault/close-mid-body")
+        let stream = try await testClient(server, transport).stream("fault/close-mid-body")
         await #expect {
             for try await _ in stream {}
         } throws: { error in
@@ -150,7 +142,7 @@ struct StreamingTests {
         defer { server.stop() }
         let body = FileDownloadTests.pattern(2_000_000)
         server.route("/body") { _ in .init(headers: ["Content-Type": "application/octet-stream"], body: .data(body)) }
-        let client = Self.client(server, transport)
+        let client = testClient(server, transport)
         let operation = client.operation(with: try client.request(method: .get, path: "body"), success: nil, failure: nil)
         let probe = CompletionProbe()
         let received = Lock(Data())

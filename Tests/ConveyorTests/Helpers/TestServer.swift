@@ -14,6 +14,19 @@ func withServer<T>(
     return try await body(server, client)
 }
 
+/// A client of `server` on `transport`, with no cache and no reachability monitoring (tests
+/// that need either set it up themselves).
+func testClient(
+    _ server: LocalHTTPServer, _ transport: HTTPClient.TransportKind, configure: (inout HTTPClient.Configuration) -> Void = { _ in }
+) -> HTTPClient {
+    var configuration = HTTPClient.Configuration.default
+    configuration.transport = transport
+    configuration.cache = nil
+    configuration.monitorsReachability = false
+    configure(&configuration)
+    return HTTPClient(baseURL: server.baseURL, configuration: configuration)
+}
+
 extension HTTPClient.Configuration {
     /// The defaults with another idle timeout.
     static func idleTimeout(_ seconds: TimeInterval) -> Self {

@@ -10,21 +10,13 @@ import Testing
 /// What a careless caller can put into a request must never reach the wire unchecked.
 @Suite("Injection: methods, headers and credentials are checked before anything is sent")
 struct InjectionTests {
-    private static func client(_ server: LocalHTTPServer, _ transport: HTTPClient.TransportKind) -> HTTPClient {
-        var configuration = HTTPClient.Configuration.default
-        configuration.transport = transport
-        configuration.cache = nil
-        configuration.monitorsReachability = false
-        return HTTPClient(baseURL: server.baseURL, configuration: configuration)
-    }
-
     @Test(
         "A method that is not an RFC 9110 token is refused with invalidMethod; nothing reaches the server",
         arguments: HTTPClient.TransportKind.testedKinds)
     func methodInjection(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let client = Self.client(server, transport)
+        let client = testClient(server, transport)
         let hostile = [
             "GET /admin HTTP/1.1\r\nX-Injected: 1\r\nX-Pad:", "GET\r\n\r\nPOST /smuggled HTTP/1.1", "GET /x", "", "G\u{0}ET", "GÉT",
         ]
@@ -62,7 +54,7 @@ struct InjectionTests {
     func credentialInjection(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let client = Self.client(server, transport)
+        let client = testClient(server, transport)
         for (user, password) in [("ada\r\nX-Injected: 1", "pw"), ("ada", "pw\r\nX-Injected: 1"), ("ada\u{0}", "pw"), ("a:da", "pw")] {
             client.defaultCredential = URLCredential(user: user, password: password, persistence: .none)
             await #expect {
@@ -86,7 +78,7 @@ struct InjectionTests {
         defer { server.stop() }
         let other = try LocalHTTPServer.started()
         defer { other.stop() }
-        let client = Self.client(server, transport)
+        let client = testClient(server, transport)
         client.defaultCredential = URLCredential(user: "ada", password: "pw", persistence: .none)
         let target = other.baseURL.appendingPathComponent("basic-auth/ada/pw").absoluteString
         await #expect {
