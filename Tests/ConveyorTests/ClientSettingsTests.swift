@@ -136,6 +136,26 @@ struct ClientSettingsTests {
         }
     }
 
+    @Test("At 16 in flight with the default concurrency, the curl transport opens no new connection after a warm-up")
+    func connectionsReused() async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        server.route("/small") { _ in .text(String(repeating: "x", count: 100)) }
+        let client = HTTPClient(baseURL: server.baseURL, configuration: configuration(.curl))
+        func burst(_ requests: Int) async throws {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<16 {
+                    group.addTask { for _ in 0..<requests { _ = try await client.get("small") } }
+                }
+                try await group.waitForAll()
+            }
+        }
+        try await burst(2)  // opens up to maximumConnectionsPerHost (6) connections
+        let warm = server.acceptedConnectionCount
+        try await burst(25)  // 400 more requests, with quiet moments between operations
+        #expect(warm <= 6 && server.acceptedConnectionCount == warm, "\(warm) then \(server.acceptedConnectionCount)")
+    }
+
     @Test("operation(_:with:) builds any subclass with the client's settings, without enqueuing it")
     func typedOperationBuilder() async throws {
         let queue = DispatchQueue(label: "test.typed-builder")

@@ -44,6 +44,7 @@
     enum CurlMultiOption: Int32 {
         case pipelining = 3
         case maxHostConnections = 7
+        case maxConnects = 6
     }
 
     /// The `curl_easy_getinfo` items Conveyor reads (type base + number, as curl.h defines them).
