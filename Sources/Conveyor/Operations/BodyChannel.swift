@@ -80,17 +80,22 @@ final class BodyChannel: Sendable {
     /// Ends the body: with success after the last chunk, or with the operation's error.
     func finish(_ result: Result<Void, ConveyorError>) {
         let (headWaiter, chunkWaiter, end) = state.withLock {
-            state -> (CheckedContinuation<HTTPURLResponse, any Error>?, CheckedContinuation<Data?, any Error>?, Result<Void, ConveyorError>)
+            state -> (
+                (CheckedContinuation<HTTPURLResponse, any Error>, ConveyorError)?, CheckedContinuation<Data?, any Error>?,
+                Result<Void, ConveyorError>
+            )
             in
             if state.end == nil { state.end = result }
-            var headWaiter: CheckedContinuation<HTTPURLResponse, any Error>?
+            var headWaiter: (CheckedContinuation<HTTPURLResponse, any Error>, ConveyorError)?
             if state.head == nil {
                 // Ended before a head was handed over: whoever waits for one hears why.
+                let error: ConveyorError
                 switch result {
-                case .failure(let error): state.head = .failure(error)
-                case .success: state.head = .failure(.network(URLError(.badServerResponse)))
+                case .failure(let failure): error = failure
+                case .success: error = .network(URLError(.badServerResponse))
                 }
-                headWaiter = state.headWaiter
+                state.head = .failure(error)
+                headWaiter = state.headWaiter.map { ($0, error) }
             }
             defer {
                 state.headWaiter = nil
@@ -98,7 +103,7 @@ final class BodyChannel: Sendable {
             }
             return (headWaiter, state.chunks.count > state.first ? nil : state.chunkWaiter, state.end!)
         }
-        if let headWaiter, case .failure(let error) = state.withLock({ $0.head! }) { headWaiter.resume(throwing: error) }
+        if let (waiter, error) = headWaiter { waiter.resume(throwing: error) }
         switch end {
         case .success: chunkWaiter?.resume(returning: nil)
         case .failure(let error): chunkWaiter?.resume(throwing: error)

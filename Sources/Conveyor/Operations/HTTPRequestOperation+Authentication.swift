@@ -5,11 +5,10 @@ import Foundation
 #endif
 
 extension HTTPRequestOperation {
-    /// Stamps the authenticator's credential on `request`, or — when it has none to give —
-    /// waits for its refresh and calls `send` again. Returns the request to send now, or nil
-    /// when the operation waits.
-    func authenticated(_ request: URLRequest) -> URLRequest? {
-        guard let authenticator = mutableState.withLock({ $0.authenticator }) else { return request }
+    /// Stamps `authenticator`'s credential on `request`, or — when it has none to give — waits
+    /// for its refresh and calls `send` again. Returns the request to send now, or nil when the
+    /// operation waits.
+    func authenticated(_ request: URLRequest, by authenticator: any Authenticator) -> URLRequest? {
         // The credential belongs to the origin the operation was made for: a redirect elsewhere
         // (which dropped `Authorization`) does not get it back.
         guard Self.sameOrigin(request.url, self.request.url) else {

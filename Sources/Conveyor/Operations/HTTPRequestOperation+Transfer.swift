@@ -43,9 +43,10 @@ final class AttemptDelegate: TransportTaskDelegate {
 extension HTTPRequestOperation {
     /// Sends one attempt: the first request, a redirect's target, a retry or a resume.
     func send(_ request: URLRequest) {
-        guard mutableState.withLock({ !$0.completionClaimed && $0.state == .executing }) else { return }
+        let (live, authenticator) = mutableState.withLock { (!$0.completionClaimed && $0.state == .executing, $0.authenticator) }
+        guard live else { return }
         // An authenticator stamps every attempt, or makes it wait for a fresh credential.
-        guard var request = authenticated(request) else { return }
+        guard var request = authenticator.map({ authenticated(request, by: $0) }) ?? request else { return }
         let (transport, attempt) = mutableState.withLock { state -> ((any Transport)?, Int) in
             guard !state.completionClaimed, state.state == .executing else { return (nil, 0) }
             state.attempt += 1
@@ -239,17 +240,17 @@ extension HTTPRequestOperation {
             let expected = state.response.map { Self.expectedTotal(of: $0, offset: state.bytesReceived - Int64(data.count)) } ?? -1
             state.downloadExpected = expected
             let channel = state.streamsBody ? state.bodyChannel : nil
-            let needsTask = channel != nil || (state.streamsBody && state.chunkHandler != nil)
+            let chunked = state.streamsBody && state.chunkHandler != nil
             return (
-                state.bodyFile, state.streamsBody ? state.outputSink : nil, channel, needsTask ? state.task : nil,
+                state.bodyFile, state.streamsBody ? state.outputSink : nil, channel, chunked, channel != nil || chunked ? state.task : nil,
                 state.downloadProgressHandler, state.callbackQueue, state.bytesReceived, expected, state.downloadProgressObject?.value,
                 state.reportsResponse
             )
         }
-        guard let (file, sink, channel, task, handler, queue, total, expected, progress, reports) = update else { return }
+        guard let (file, sink, channel, chunked, task, handler, queue, total, expected, progress, reports) = update else { return }
         // A consumer that falls behind by the channel's limit pauses the transfer; its pulls resume it.
         if let channel, channel.push(data) { task?.pauseReceiving() }
-        deliverChunk(data, task: task)
+        if chunked { deliverChunk(data, task: task) }
         do {
             try file?.write(data)
             try sink?.write(data)
@@ -301,10 +302,8 @@ extension HTTPRequestOperation {
 
     /// Whether `space` (a server's challenge) comes from the origin of `url`: scheme, host and port.
     static func sameOrigin(_ space: URLProtectionSpace, _ url: URL?) -> Bool {
-        guard let url, let scheme = url.scheme?.lowercased(), let host = url.host else { return false }
-        let port = url.port ?? (scheme == "https" ? 443 : 80)
-        let spaceScheme = space.protocol?.lowercased() ?? scheme
-        return space.host.lowercased() == host.lowercased() && space.port == port && spaceScheme == scheme
+        guard let origin = origin(of: url) else { return false }
+        return origin == (space.protocol?.lowercased() ?? origin.scheme, space.host.lowercased(), space.port)
     }
 
     /// Whether `credential` can be sent without rewriting the `Authorization` header: no control

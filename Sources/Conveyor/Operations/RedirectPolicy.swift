@@ -119,9 +119,13 @@ extension HTTPRequestOperation {
     }
 
     static func sameOrigin(_ lhs: URL?, _ rhs: URL?) -> Bool {
-        guard let lhs, let rhs else { return false }
-        func port(_ url: URL) -> Int? { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80) }
-        return lhs.scheme?.lowercased() == rhs.scheme?.lowercased()
-            && lhs.host?.lowercased() == rhs.host?.lowercased() && port(lhs) == port(rhs)
+        guard let lhs = origin(of: lhs), let rhs = origin(of: rhs) else { return false }
+        return lhs == rhs
+    }
+
+    /// The scheme, host (both lower-cased) and port — the default one when the URL has none — of `url`.
+    static func origin(of url: URL?) -> (scheme: String, host: String, port: Int)? {
+        guard let url, let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+        return (scheme, host, url.port ?? (scheme == "https" ? 443 : 80))
     }
 }

@@ -20,9 +20,9 @@ protocol Transport: Sendable {
     ///   - delegate: Receives the task's events.
     func startTask(for request: URLRequest, bodyFile: URL?, delegate: any TransportTaskDelegate) -> any TransportTask
 
-    /// The `Cookie` header the transport would add to `request` from its cookie storage; nil
-    /// when it adds none. The cache asks, to decide on the request as it will be sent.
-    func cookieHeader(for request: URLRequest) -> String?
+    /// The cookie storage the transport sends from; the cache stamps a request with it first,
+    /// to decide on the request as it will be sent.
+    var cookies: TransportCookies { get }
 
     /// Lets running tasks finish, then releases the transport's resources. Transports call it
     /// from their own `deinit`: a client's operations hold its transport, so it outlives the
@@ -64,8 +64,8 @@ extension TransportTaskDelegate {
 }
 
 /// The one header check every header that leaves passes, whatever its source: the request's own
-/// (in `HTTPRequestOperation.send`), the session's additional headers and stored cookies (in the
-/// transports, which add those).
+/// (in `HTTPRequestOperation.send`), the session's additional headers (in the transports, which
+/// add them) and stored cookies (``TransportCookies/stamp(_:)``).
 enum HeaderCheck {
     /// The first name that is not an RFC 9110 token, or whose value holds CR, LF or NUL.
     static func firstInvalidName(in fields: some Sequence<(String, String)>) -> String? {
@@ -78,10 +78,17 @@ enum HeaderCheck {
         HTTPRequestOperation.isToken(name)
             && !value.utf8.contains { $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") || $0 == 0 }
     }
+}
+
+/// The task of a request a transport refused to send.
+struct RefusedTransportTask: TransportTask {
+    func cancel() {}
 
     /// A task that never ran: its delegate hears `error` right away (asynchronously, as from a
     /// real task), so a transport refuses a request with a typed error before a byte is sent.
-    static func refuse(_ error: ConveyorError, delegate: any TransportTaskDelegate, on queue: OperationQueue? = nil) -> any TransportTask {
+    static func refusing(_ error: ConveyorError, delegate: any TransportTaskDelegate, on queue: OperationQueue? = nil)
+        -> RefusedTransportTask
+    {
         if let queue {
             queue.addOperation { delegate.transportDidComplete(response: nil, error: error) }
         } else {
@@ -89,11 +96,6 @@ enum HeaderCheck {
         }
         return RefusedTransportTask()
     }
-}
-
-/// The task of a request a transport refused to send.
-struct RefusedTransportTask: TransportTask {
-    func cancel() {}
 }
 
 extension TransportTask {

@@ -24,6 +24,17 @@ struct TransportCookies: @unchecked Sendable {
         acceptPolicy = configuration.httpCookieAcceptPolicy
     }
 
+    /// Adds the stored cookies to `request` as its `Cookie` header, checked like every header
+    /// that leaves (both transports and the cache call it, so a request is stamped once and the
+    /// cache decides on it as sent).
+    /// - Returns: The error that refuses the request when a stored cookie could split the head.
+    func stamp(_ request: inout URLRequest) -> ConveyorError? {
+        guard let cookie = header(for: request) else { return nil }
+        guard HeaderCheck.isValid(name: "Cookie", value: cookie) else { return .invalidHeader(name: "Cookie") }
+        request.setHeader(cookie, for: "Cookie")
+        return nil
+    }
+
     /// The `Cookie` header for `request`, or nil (none stored, cookies off for the request, or
     /// the request sets its own).
     func header(for request: URLRequest) -> String? {

@@ -17,7 +17,7 @@ final class URLSessionTransport: Transport {
 
     let session: URLSession
     private let router: URLSessionDelegateRouter
-    private let cookies: TransportCookies
+    let cookies: TransportCookies
     /// Why HTTPS requests cannot be sent as configured: URLSession cannot honour custom
     /// authorities or pins, and silently not checking them would be worse than failing.
     private let trustError: String?
@@ -62,10 +62,11 @@ final class URLSessionTransport: Transport {
     func startTask(for request: URLRequest, bodyFile: URL?, delegate: any TransportTaskDelegate) -> any TransportTask {
         if let trustError, request.url?.scheme?.lowercased() == "https" {
             let error = ConveyorError.serverTrustFailed(host: request.url?.host ?? "the server", reason: trustError)
-            return HeaderCheck.refuse(error, delegate: delegate, on: session.delegateQueue)
+            return RefusedTransportTask.refusing(error, delegate: delegate, on: session.delegateQueue)
         }
         if let invalidAdditionalHeader {
-            return HeaderCheck.refuse(.invalidHeader(name: invalidAdditionalHeader), delegate: delegate, on: session.delegateQueue)
+            return RefusedTransportTask.refusing(
+                .invalidHeader(name: invalidAdditionalHeader), delegate: delegate, on: session.delegateQueue)
         }
         var request = request
         let own = request.allHTTPHeaderFields ?? [:]
@@ -75,11 +76,8 @@ final class URLSessionTransport: Transport {
         // Operations run their own idle timer, which honours fractional seconds (URLSession on
         // Linux truncates them: 0.5 s fires at once). Keep URLSession's timer behind ours.
         request.timeoutInterval = request.timeoutInterval.rounded(.up) + 1
-        if let cookie = cookies.header(for: request) {
-            guard HeaderCheck.isValid(name: "Cookie", value: cookie) else {
-                return HeaderCheck.refuse(.invalidHeader(name: "Cookie"), delegate: delegate, on: session.delegateQueue)
-            }
-            request.setHeader(cookie, for: "Cookie")
+        if let error = cookies.stamp(&request) {
+            return RefusedTransportTask.refusing(error, delegate: delegate, on: session.delegateQueue)
         }
         let task: URLSessionTask
         if let bodyFile {
@@ -92,8 +90,6 @@ final class URLSessionTransport: Transport {
         task.resume()
         return URLSessionTransportTask(task: task)
     }
-
-    func cookieHeader(for request: URLRequest) -> String? { cookies.header(for: request) }
 
     func invalidate() {
         session.finishTasksAndInvalidate()

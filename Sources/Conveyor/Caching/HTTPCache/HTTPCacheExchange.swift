@@ -33,12 +33,7 @@ extension HTTPCache {
         // Decide on the request as sent: the transport would add the stored cookies, which
         // `Vary: Cookie` (and so the choice of a stored response) depends on.
         var request = request
-        if let cookie = transport.cookieHeader(for: request) {
-            guard HeaderCheck.isValid(name: "Cookie", value: cookie) else {
-                return HeaderCheck.refuse(.invalidHeader(name: "Cookie"), delegate: delegate)
-            }
-            request.setHeader(cookie, for: "Cookie")
-        }
+        if let error = transport.cookies.stamp(&request) { return RefusedTransportTask.refusing(error, delegate: delegate) }
         let requestControl = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
         let entry = options.policy == .reloadIgnoringCache || requestControl.contains("no-store") ? nil : cachedResponse(for: request)
         let offline = options.policy == .returnCacheDataWhenUnreachable

@@ -202,9 +202,10 @@
             return nil
         }
 
-        /// The request's headers as a curl_slist: the request's own, the session's additional
-        /// ones it does not override, cookies, the chosen credentials, and no `Expect` (libcurl
-        /// would wait a second for `100 Continue` before larger bodies).
+        /// The request's headers as a curl_slist: the request's own (stored cookies included:
+        /// `CurlTransport.startTask` stamped them), the session's additional ones it does not
+        /// override, the chosen credentials, and no `Expect` (libcurl would wait a second for
+        /// `100 Continue` before larger bodies).
         private func headerList(_ headers: [String: String], answer: ChallengeAnswer?) -> Handle? {
             var headers = headers
             // A request has a handful of fields: scanning them costs less than a set of lower-cased names.
@@ -212,7 +213,6 @@
             for (name, value) in settings.additionalHeaders where !has(name) {
                 headers[name] = value
             }
-            if let cookie = settings.cookies.header(for: request) { headers["Cookie"] = cookie }
             if case .header(let name, let value) = answer { headers[name] = value }
             var list: Handle?
             func append(_ line: String) {

@@ -33,22 +33,18 @@
         }
 
         func startTask(for request: URLRequest, bodyFile: URL?, delegate: any TransportTaskDelegate) -> any TransportTask {
-            if let name = settings.invalidAdditionalHeader { return HeaderCheck.refuse(.invalidHeader(name: name), delegate: delegate) }
-            var request = request
-            // The stored cookies are read once here, checked like every header, and sent as the
-            // request's own (the transfer then leaves the storage alone).
-            if let cookie = settings.cookies.header(for: request) {
-                guard HeaderCheck.isValid(name: "Cookie", value: cookie) else {
-                    return HeaderCheck.refuse(.invalidHeader(name: "Cookie"), delegate: delegate)
-                }
-                request.setHeader(cookie, for: "Cookie")
+            if let name = settings.invalidAdditionalHeader {
+                return RefusedTransportTask.refusing(.invalidHeader(name: name), delegate: delegate)
             }
+            var request = request
+            // The stored cookies are read once, here, and sent as the request's own header.
+            if let error = settings.cookies.stamp(&request) { return RefusedTransportTask.refusing(error, delegate: delegate) }
             let transfer = CurlTransfer(request: request, bodyFile: bodyFile, delegate: delegate, settings: settings, library: library)
             loop.start(transfer)
             return CurlTransportTask(transfer: transfer, loop: loop)
         }
 
-        func cookieHeader(for request: URLRequest) -> String? { settings.cookies.header(for: request) }
+        var cookies: TransportCookies { settings.cookies }
 
         func invalidate() {
             loop.invalidate()
