@@ -24,7 +24,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "ConveyorBench",
-            dependencies: ["Conveyor", "ConveyorTesting"],
+            dependencies: ["Conveyor", "ConveyorTesting", "ConveyorTestSupport"],
             path: "Benchmarks/ConveyorBench"
         ),
         .executableTarget(name: "HTTPBinAPIExample", dependencies: ["Conveyor", "ConveyorTesting"], path: "Examples/HTTPBinAPI"),

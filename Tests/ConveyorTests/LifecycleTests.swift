@@ -1,5 +1,6 @@
 import Conveyor
 import ConveyorLocking
+import ConveyorTestSupport
 import ConveyorTesting
 import Foundation
 import Testing
@@ -183,9 +184,9 @@ struct LifecycleTests {
         gzip.standardInput = input
         gzip.standardOutput = output
         try gzip.run()
-        input.fileHandleForWriting.write(text)
+        try PipeIO.write(text, to: input.fileHandleForWriting)
         try input.fileHandleForWriting.close()
-        let compressed = output.fileHandleForReading.readDataToEndOfFile()
+        let compressed = PipeIO.readToEnd(from: output.fileHandleForReading)
         gzip.waitUntilExit()
         #expect(compressed.count < text.count / 10)
         try await withServer { server, client in

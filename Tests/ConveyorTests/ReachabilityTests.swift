@@ -1,5 +1,6 @@
 import Conveyor
 import ConveyorLocking
+import ConveyorTestSupport
 import ConveyorTesting
 import Foundation
 import Testing
@@ -116,7 +117,7 @@ struct ReachabilityTests {
         process.standardOutput = output
         process.standardError = output
         try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = String(decoding: PipeIO.readToEnd(from: output.fileHandleForReading), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "unshare --net (root needed) or the helper failed: \(text)")
         let lines = text.split(separator: "\n").filter { $0.hasPrefix("status ") }

@@ -1,4 +1,5 @@
 import Conveyor
+import ConveyorTestSupport
 import ConveyorTesting
 import Foundation
 import Synchronization
@@ -21,7 +22,7 @@ struct ShutdownTests {
         Thread.detachNewThread {
             var buffer = Data()
             while true {
-                let chunk = handle.availableData
+                let chunk = PipeIO.readChunk(from: handle)
                 if chunk.isEmpty { break }
                 buffer.append(chunk)
                 while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {

@@ -1,4 +1,5 @@
 import ConveyorLocking
+import ConveyorTestSupport
 import ConveyorTesting
 import Foundation
 import Testing
@@ -146,7 +147,7 @@ struct TransportTests {
                             let pipe = Pipe()
                             process.standardOutput = pipe
                             try process.run()
-                            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                            let text = String(decoding: PipeIO.readToEnd(from: pipe.fileHandleForReading), as: UTF8.self)
                             process.waitUntilExit()
                             return text
                         })

@@ -50,11 +50,11 @@ public enum SetupTools {
         let group = DispatchGroup()
         group.enter()
         Thread.detachNewThread {
-            let data = errors.fileHandleForReading.readDataToEndOfFile()
+            let data = PipeIO.readToEnd(from: errors.fileHandleForReading)
             errorData.withLock { $0 = data }
             group.leave()
         }
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let outputData = PipeIO.readToEnd(from: output.fileHandleForReading)
         group.wait()
         return (outputData, errorData.withLock { $0 })
     }

@@ -73,7 +73,7 @@ enum HTTPBin {
         // The launcher prints the port on its first line.
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
+            let chunk = PipeIO.readChunk(from: output.fileHandleForReading)
             if chunk.isEmpty { break }
             line.append(chunk)
         }

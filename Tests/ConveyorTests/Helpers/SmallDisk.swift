@@ -1,3 +1,4 @@
+import ConveyorTestSupport
 import Foundation
 
 /// A tiny tmpfs mounted for one test, to make a disk fill up (or refuse writes) for real.
@@ -34,7 +35,7 @@ final class SmallDisk: Sendable {
         process.standardError = pipe
         process.standardOutput = pipe
         try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        let data = PipeIO.readToEnd(from: pipe.fileHandleForReading)
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
