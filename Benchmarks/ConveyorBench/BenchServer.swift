@@ -28,6 +28,62 @@ final class BenchServer: Sendable {
         baseURL = URL(string: "http://127.0.0.1:\(port)/")!
     }
 
+    /// Answers `POST /upload` with "ok" whatever the body (nginx's configuration already does).
+    func acceptUploads() {
+        local?.route("/upload") { _ in .text("ok") }
+    }
+
+    /// Connections the server has accepted since it started; nil when it cannot tell.
+    ///
+    /// nginx's count comes from its `stub_status` page, fetched over a connection of its own,
+    /// which the count includes: ``newConnections(during:)`` takes that one off.
+    func acceptedConnections() -> Int? {
+        if let local { return local.acceptedConnectionCount }
+        guard let page = Self.fetchStatusPage(port: baseURL.port ?? 80) else { return nil }
+        // "Active connections: 1 \nserver accepts handled requests\n 12 12 40 \n..."
+        let lines = page.split(separator: "\n")
+        guard let index = lines.firstIndex(where: { $0.hasPrefix("server accepts") }), index + 1 < lines.count else { return nil }
+        return lines[index + 1].split(separator: " ").first.flatMap { Int($0) }
+    }
+
+    /// Runs `work` and counts the connections the server accepted meanwhile.
+    func newConnections<T>(during work: () async throws -> T) async rethrows -> (value: T, connections: Int?) {
+        let before = acceptedConnections()
+        let value = try await work()
+        let after = acceptedConnections()
+        guard let before, let after else { return (value, nil) }
+        return (value, after - before - (local == nil ? 1 : 0))
+    }
+
+    /// `GET /nginx_status` over a plain socket (HTTP/1.0, so the server closes when done):
+    /// no client under test is involved in counting its own connections.
+    private static func fetchStatusPage(port: Int) -> String? {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { return nil }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return nil }
+        let request = Array("GET /nginx_status HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        guard send(socket, request, request.count, 0) == request.count else { return nil }
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            if count > 0 {
+                response += buffer[..<count]
+            } else if count == 0 || errno != EINTR {
+                break
+            }
+        }
+        return String(decoding: response, as: UTF8.self)
+    }
+
     /// Serves `data` at `/name` (nginx picks the type from the name's extension).
     func serve(_ name: String, _ data: Data, contentType: String) throws {
         if let local {

@@ -9,9 +9,16 @@ struct Comparison: Codable {
     let rawMedianSeconds: Double
     let conveyor: String
     let conveyorMedianSeconds: Double
+    /// The curl command line doing the same transfer (its process start included), when run.
+    var cliMedianSeconds: Double? = nil
+    /// The largest ratio of Conveyor's time to the command line's that meets the target.
+    var cliTarget: Double? = nil
     var ratio: Double { conveyorMedianSeconds / rawMedianSeconds }
+    var ratioToCLI: Double? { cliMedianSeconds.map { conveyorMedianSeconds / $0 } }
 
-    enum CodingKeys: String, CodingKey { case scenario, raw, rawMedianSeconds, conveyor, conveyorMedianSeconds }
+    enum CodingKeys: String, CodingKey {
+        case scenario, raw, rawMedianSeconds, conveyor, conveyorMedianSeconds, cliMedianSeconds, cliTarget
+    }
 }
 
 enum Transfers {
@@ -25,25 +32,35 @@ enum Transfers {
     }
 
     /// Runs raw and Conveyor alternately, `reps` times each after a warm-up, and compares medians.
-    static func compare(_ scenario: String, reps: Int, raw: (String, Run), conveyor: (String, Run)) async throws -> Comparison {
+    /// With `commandLine`, the curl command line runs in each rep too, and `cliTarget` is the
+    /// ratio to its time that Conveyor must meet.
+    static func compare(
+        _ scenario: String, reps: Int, raw: (String, Run), conveyor: (String, Run), commandLine: CurlCommandLine? = nil,
+        cliTarget: Double? = nil
+    ) async throws -> Comparison {
         try await raw.1()
         try await conveyor.1()
         var rawSamples: [Double] = []
         var conveyorSamples: [Double] = []
+        var cliSamples: [Double] = []
         for _ in 0..<reps {
             rawSamples.append(try await seconds(raw.1))
             conveyorSamples.append(try await seconds(conveyor.1))
+            if let cli = commandLine?.seconds() { cliSamples.append(cli) }
         }
         func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
         return Comparison(
             scenario: scenario, raw: raw.0, rawMedianSeconds: median(rawSamples),
-            conveyor: conveyor.0, conveyorMedianSeconds: median(conveyorSamples))
+            conveyor: conveyor.0, conveyorMedianSeconds: median(conveyorSamples),
+            cliMedianSeconds: cliSamples.isEmpty ? nil : median(cliSamples), cliTarget: cliSamples.isEmpty ? nil : cliTarget)
     }
 
     /// Scenarios 3 and 4: a large download into memory and to a file, and a 1 MB JSON body decoded.
-    static func run(server: BenchServer, client: HTTPClient, label: String, megabytes: Int, jsonItems: Int, reps: Int) async throws
-        -> [Comparison]
-    {
+    /// `isCurl`: the curl transport's rows are also compared with the curl command line, with
+    /// issue 21's targets (into memory ≤ 1.65x its `-o /dev/null` time, to a file ≤ 0.95x).
+    static func run(
+        server: BenchServer, client: HTTPClient, label: String, megabytes: Int, jsonItems: Int, reps: Int, isCurl: Bool
+    ) async throws -> [Comparison] {
         let body = Data((0..<(megabytes << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 12) })
         try server.serve("large.bin", body, contentType: "application/octet-stream")
         struct Item: Codable, Sendable {
@@ -66,7 +83,8 @@ enum Transfers {
             try await compare(
                 "\(megabytes) MB download into memory", reps: reps,
                 raw: ("raw data(for:)", { _ = try await session.data(from: large) }),
-                conveyor: ("\(label) get", { _ = try await client.get("large.bin") })))
+                conveyor: ("\(label) get", { _ = try await client.get("large.bin") }),
+                commandLine: isCurl ? CurlCommandLine(downloading: large, to: "/dev/null") : nil, cliTarget: 1.65))
         results.append(
             try await compare(
                 "\(megabytes) MB download to a file", reps: reps,
@@ -84,7 +102,9 @@ enum Transfers {
                             "large.bin", to: .directory(directory), options: [.createIntermediateDirectories, .removePreviousFile])
                         try? FileManager.default.removeItem(at: file)
                     }
-                )))
+                ),
+                commandLine: isCurl ? CurlCommandLine(downloading: large, to: directory.appendingPathComponent("cli.bin").path) : nil,
+                cliTarget: 0.95))
         results.append(
             try await compare(
                 "\(json.count / 1000) kB JSON into Decodable models", reps: reps,

@@ -6,6 +6,7 @@
 import Conveyor
 import ConveyorTesting
 import Foundation
+import Synchronization
 
 let arguments = CommandLine.arguments
 if let index = arguments.firstIndex(of: "--child-multipart") {
@@ -73,56 +74,150 @@ configuration.transport = .curl
 let curlClient = HTTPClient(baseURL: server.baseURL, configuration: configuration)
 
 typealias Fetch = @Sendable () async throws -> Void
-let clients: [(name: String, isConveyor: Bool, fetch: Fetch)] = [
-    ("raw data(for:)", false, { _ = try await plainSession.data(for: request) }),
-    (
-        "raw completion handler", false,
-        {
+
+/// Responses a Conveyor client took from a cache instead of the server: every Conveyor client
+/// here runs with `cache = nil`, so anything but 0 means the comparison is not like with like.
+let cacheAnswered = Atomic<Int>(0)
+@Sendable func note(_ source: HTTPCache.ResponseSource?) {
+    if source != .network { cacheAnswered.add(1, ordering: .relaxed) }
+}
+
+/// A Conveyor callback-API call, awaited: `send` enqueues with the given blocks.
+func callback(_ send: @escaping @Sendable (@escaping HTTPRequestOperation.Success, @escaping HTTPRequestOperation.Failure) -> Void)
+    -> Fetch
+{
+    {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            send(
+                { operation, _ in
+                    note(operation.metrics?.responseSource)
+                    continuation.resume()
+                }, { _, error in continuation.resume(throwing: error) })
+        }
+    }
+}
+func getCallback(_ client: HTTPClient) -> Fetch {
+    callback { success, failure in client.get("small.json", success: success, failure: failure) }
+}
+func getAsync(_ client: HTTPClient) -> Fetch {
+    { note(try await client.response(method: .get, path: "small.json").source) }
+}
+
+/// What a row's time is compared with for its target.
+enum Reference: String, Codable {
+    case curlCLI = "curl CLI"
+    case rawData = "raw data(for:)"
+}
+/// One client in a scenario: how it sends one request, and the target its time ratio must meet.
+struct Entry {
+    let name: String
+    let isConveyor: Bool
+    var target: (reference: Reference, ratio: Double)? = nil
+    let fetch: Fetch
+}
+/// Requests sent `inFlight` at a time by each entry in turn, rep by rep, and by the curl CLI.
+struct Scenario {
+    let name: String
+    let requests: Int
+    let inFlight: Int
+    let entries: [Entry]
+    let commandLine: CurlCommandLine?
+}
+
+let rawEntries = [
+    Entry(name: "raw data(for:)", isConveyor: false, fetch: { _ = try await plainSession.data(for: request) }),
+    Entry(
+        name: "raw completion handler", isConveyor: false,
+        fetch: {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 plainSession.dataTask(with: request) { _, _, error in
                     if let error { continuation.resume(throwing: error) } else { continuation.resume() }
                 }.resume()
             }
-        }
-    ),
-    (
-        "raw delegate session", false,
-        {
+        }),
+    Entry(
+        name: "raw delegate session", isConveyor: false,
+        fetch: {
             _ = await withCheckedContinuation { (continuation: CheckedContinuation<Data, Never>) in
                 let task = delegateSession.dataTask(with: request)
                 delegateQueue.addOperation { rawDelegate.pending[task.taskIdentifier] = (Data(), continuation) }
                 delegateQueue.addBarrierBlock { task.resume() }
             }
-        }
-    ),
-    (
-        "Conveyor callback", true,
-        {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                client.get(
-                    "small.json", success: { _, _ in continuation.resume() }, failure: { _, error in continuation.resume(throwing: error) })
-            }
-        }
-    ),
-    ("Conveyor async", true, { _ = try await client.get("small.json") }),
-    (
-        "Conveyor curl callback", true,
-        {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                curlClient.get(
-                    "small.json", success: { _, _ in continuation.resume() }, failure: { _, error in continuation.resume(throwing: error) })
-            }
-        }
-    ),
-    ("Conveyor curl async", true, { _ = try await curlClient.get("small.json") }),
+        }),
+]
+/// The issue-21 targets: the URLSession transport within 5 % of raw URLSession, the curl
+/// transport at or ahead of the curl command line (AsyncHTTPClient's ratios on this machine:
+/// sequential 1.57x, 16 in flight 1.02x, 1 MiB upload 0.87x).
+func conveyorEntries(sequential: Bool) -> [Entry] {
+    [
+        Entry(name: "Conveyor callback", isConveyor: true, target: (.rawData, 1.05), fetch: getCallback(client)),
+        Entry(name: "Conveyor async", isConveyor: true, target: (.rawData, 1.05), fetch: getAsync(client)),
+        Entry(
+            name: "Conveyor curl callback", isConveyor: true, target: (.curlCLI, sequential ? 1.25 : 1.00), fetch: getCallback(curlClient)),
+        Entry(name: "Conveyor curl async", isConveyor: true, target: (.curlCLI, sequential ? 1.10 : 1.00), fetch: getAsync(curlClient)),
+    ]
+}
+let clients = rawEntries + conveyorEntries(sequential: true)
+
+// Scenario 2b: 16 in flight through a client with the default maximumConcurrentOperations (8).
+var defaultConcurrency = HTTPClient.Configuration.default
+defaultConcurrency.cache = nil
+defaultConcurrency.transport = .curl
+let defaultConcurrencyClient = HTTPClient(baseURL: server.baseURL, configuration: defaultConcurrency)
+
+// Scenario 5: 1 MiB POSTs, the body in memory.
+server.acceptUploads()
+let uploadCount = smoke ? 5 : 50
+let uploadBody = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) })
+let uploadFile = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-bench-upload-\(UUID().uuidString).bin")
+try uploadBody.write(to: uploadFile)
+defer { try? FileManager.default.removeItem(at: uploadFile) }
+var uploadRequest = URLRequest(url: server.baseURL.appendingPathComponent("upload"))
+uploadRequest.httpMethod = "POST"
+uploadRequest.httpBody = uploadBody
+uploadRequest.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
+let frozenUpload = uploadRequest
+func uploadCallback(_ client: HTTPClient) -> Fetch {
+    callback { success, failure in client.enqueue(client.operation(with: frozenUpload, success: success, failure: failure)) }
+}
+func uploadAsync(_ client: HTTPClient) -> Fetch {
+    { note(try await client.response(for: frozenUpload, responseSerializer: DataResponseSerializer()).source) }
+}
+
+let scenarios = [
+    Scenario(
+        name: "\(requestCount) sequential small GETs", requests: requestCount, inFlight: 1, entries: clients,
+        commandLine: CurlCommandLine(url: url, requests: requestCount)),
+    Scenario(
+        name: "\(requestCount) small GETs, 16 in flight (maximumConcurrentOperations 16)", requests: requestCount, inFlight: 16,
+        entries: rawEntries + conveyorEntries(sequential: false), commandLine: CurlCommandLine(url: url, requests: requestCount)),
+    Scenario(
+        name: "\(requestCount) small GETs, 16 in flight, default maximumConcurrentOperations (8)", requests: requestCount, inFlight: 16,
+        entries: [
+            Entry(
+                name: "Conveyor curl callback", isConveyor: true, target: (.curlCLI, 1.15), fetch: getCallback(defaultConcurrencyClient)),
+            Entry(name: "Conveyor curl async", isConveyor: true, target: (.curlCLI, 1.15), fetch: getAsync(defaultConcurrencyClient)),
+        ], commandLine: CurlCommandLine(url: url, requests: requestCount)),
+    Scenario(
+        name: "\(uploadCount) sequential 1 MiB POSTs (body in memory)", requests: uploadCount, inFlight: 1,
+        entries: [
+            Entry(name: "raw data(for:)", isConveyor: false, fetch: { _ = try await plainSession.data(for: frozenUpload) }),
+            Entry(name: "Conveyor async", isConveyor: true, target: (.rawData, 1.05), fetch: uploadAsync(client)),
+            Entry(name: "Conveyor curl callback", isConveyor: true, target: (.curlCLI, 0.85), fetch: uploadCallback(curlClient)),
+            Entry(name: "Conveyor curl async", isConveyor: true, target: (.curlCLI, 0.85), fetch: uploadAsync(curlClient)),
+        ],
+        commandLine: CurlCommandLine(uploading: uploadFile, to: server.baseURL.appendingPathComponent("upload"), requests: uploadCount)),
 ]
 
 // --profile NAME: only that client, `--requests` sequential GETs after one warm-up, nothing
 // else; for `perf` and `valgrind --tool=callgrind`. Prints the time per request on stderr.
 // Benchmarks/profile runs it twice per client and prints instructions per request.
+// "NAME upload" profiles that client's 1 MiB POSTs instead.
 if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.count {
-    guard let entry = clients.first(where: { $0.name == arguments[index + 1] }) else {
-        FileHandle.standardError.write(Data("clients: \(clients.map(\.name).joined(separator: ", "))\n".utf8))
+    let wanted = arguments[index + 1]
+    let uploads = scenarios[3].entries.map { Entry(name: $0.name + " upload", isConveyor: $0.isConveyor, fetch: $0.fetch) }
+    guard let entry = (clients + uploads).first(where: { $0.name == wanted }) else {
+        FileHandle.standardError.write(Data("clients: \((clients + uploads).map(\.name).joined(separator: ", "))\n".utf8))
         exit(2)
     }
     try await entry.fetch()
@@ -164,62 +259,86 @@ struct Row: Codable {
     let client: String
     let medianSeconds: Double
     let microsecondsPerRequest: Double
-    let ratioToRawDelegate: Double?
+    /// This row's time over raw `data(for:)`'s in the same scenario (Conveyor rows).
     let ratioToRawData: Double?
-    /// Throughput against the `curl` command line (its time / this time; above 1 is faster).
-    let speedVersusCurlCLI: Double?
+    /// This row's time over the curl command line's (Conveyor rows); below 1 is faster.
+    let ratioToCurlCLI: Double?
+    /// The target, e.g. "≤ 1.10x curl CLI", and whether the median met it.
+    let target: String?
+    let targetMet: Bool?
+    /// New connections the server accepted during each rep (after the warm-up).
+    let newConnections: [Int]?
 }
 var rows: [Row] = []
-let commandLine = CurlCommandLine(url: url, requests: requestCount)
-for (scenario, inFlight) in [("\(requestCount) sequential small GETs", 1), ("\(requestCount) small GETs, 16 in flight", 16)] {
-    // Warm up connections once per client, then interleave clients rep by rep.
-    for entry in clients { try await entry.fetch() }
-    var samples = Array(repeating: [Double](), count: clients.count)
-    var cliSamples: [Double] = []
-    for _ in 0..<reps {
-        for (index, entry) in clients.enumerated() {
-            samples[index].append(try await measure(entry.fetch, requests: requestCount, inFlight: inFlight))
-        }
-        if let cli = commandLine?.seconds(inFlight: inFlight) { cliSamples.append(cli) }
+for scenario in scenarios {
+    // Warm up each client's connections at the scenario's concurrency (a later rep that still
+    // opens connections shows a pool too small to keep them), then interleave clients rep by rep.
+    for entry in scenario.entries {
+        _ = try await measure(entry.fetch, requests: 4 * scenario.inFlight, inFlight: scenario.inFlight)
     }
-    let medians = samples.map { $0.sorted()[$0.count / 2] }
-    let rawData = medians[0]
-    let rawDelegateMedian = medians[2]
-    let cliMedian = cliSamples.isEmpty ? nil : cliSamples.sorted()[cliSamples.count / 2]
-    for (index, entry) in clients.enumerated() {
+    var samples = Array(repeating: [Double](), count: scenario.entries.count)
+    var connections = Array(repeating: [Int](), count: scenario.entries.count)
+    var cliSamples: [Double] = []
+    var cliConnections: [Int] = []
+    for _ in 0..<reps {
+        for (index, entry) in scenario.entries.enumerated() {
+            let (seconds, opened) = try await server.newConnections {
+                try await measure(entry.fetch, requests: scenario.requests, inFlight: scenario.inFlight)
+            }
+            samples[index].append(seconds)
+            if let opened { connections[index].append(opened) }
+        }
+        let (cli, opened) = await server.newConnections { scenario.commandLine?.seconds(inFlight: scenario.inFlight) }
+        if let cli { cliSamples.append(cli) }
+        if let opened { cliConnections.append(opened) }
+    }
+    func median(_ values: [Double]) -> Double? { values.isEmpty ? nil : values.sorted()[values.count / 2] }
+    let medians = samples.map { median($0)! }
+    let rawData = scenario.entries.firstIndex { $0.name == "raw data(for:)" }.map { medians[$0] }
+    let cliMedian = median(cliSamples)
+    for (index, entry) in scenario.entries.enumerated() {
+        let ratioToRaw = entry.isConveyor ? rawData.map { medians[index] / $0 } : nil
+        let ratioToCLI = entry.isConveyor ? cliMedian.map { medians[index] / $0 } : nil
+        let measured = entry.target.flatMap { $0.reference == .curlCLI ? ratioToCLI : ratioToRaw }
         rows.append(
             Row(
-                scenario: scenario, client: entry.name, medianSeconds: medians[index],
-                microsecondsPerRequest: medians[index] / Double(requestCount) * 1e6,
-                ratioToRawDelegate: entry.isConveyor ? medians[index] / rawDelegateMedian : nil,
-                ratioToRawData: entry.isConveyor ? medians[index] / rawData : nil,
-                speedVersusCurlCLI: entry.isConveyor ? cliMedian.map { $0 / medians[index] } : nil))
+                scenario: scenario.name, client: entry.name, medianSeconds: medians[index],
+                microsecondsPerRequest: medians[index] / Double(scenario.requests) * 1e6, ratioToRawData: ratioToRaw,
+                ratioToCurlCLI: ratioToCLI, target: entry.target.map { String(format: "≤ %.2fx %@", $0.ratio, $0.reference.rawValue) },
+                targetMet: measured.map { $0 <= entry.target!.ratio }, newConnections: connections[index].isEmpty ? nil : connections[index]
+            ))
     }
     if let cliMedian {
         rows.append(
             Row(
-                scenario: scenario, client: "curl command line", medianSeconds: cliMedian,
-                microsecondsPerRequest: cliMedian / Double(requestCount) * 1e6,
-                ratioToRawDelegate: nil, ratioToRawData: nil, speedVersusCurlCLI: nil))
+                scenario: scenario.name, client: "curl command line", medianSeconds: cliMedian,
+                microsecondsPerRequest: cliMedian / Double(scenario.requests) * 1e6, ratioToRawData: nil, ratioToCurlCLI: nil,
+                target: nil, targetMet: nil, newConnections: cliConnections.isEmpty ? nil : cliConnections))
     }
 }
 /// The request scenarios' table, as the plain-text report shows it.
 func printRows(_ rows: [Row]) {
+    print(
+        "Every Conveyor client runs with Configuration.cache = nil (like raw URLSession on Linux, which caches nothing); "
+            + "responses answered from a cache: \(cacheAnswered.load(ordering: .relaxed))")
     var scenario = ""
     for row in rows {
         if row.scenario != scenario {
             scenario = row.scenario
             print("\n\(scenario)")
         }
-        var ratios =
-            row.ratioToRawDelegate.map { String(format: "  %.2fx raw delegate, %.2fx raw data(for:)", $0, row.ratioToRawData!) } ?? ""
-        if let rawData = row.ratioToRawData { ratios += String(format: " (%.1fx its speed)", 1 / rawData) }
-        if let cli = row.speedVersusCurlCLI { ratios += String(format: ", %.2fx curl CLI speed", cli) }
+        var ratios = ""
+        if let raw = row.ratioToRawData { ratios += String(format: "  %.2fx raw data(for:)", raw) }
+        if let cli = row.ratioToCurlCLI { ratios += String(format: "  %.2fx curl CLI", cli) }
+        if let target = row.target, let met = row.targetMet { ratios += "  [target \(target): \(met ? "met" : "MISSED")]" }
+        if let connections = row.newConnections {
+            ratios += "  new connections per rep: " + connections.map(String.init).joined(separator: " ")
+        }
         let name = row.client.padding(toLength: 24, withPad: " ", startingAt: 0)
-        print("  \(name)" + String(format: " %8.3f s  %7.1f µs/request", row.medianSeconds, row.microsecondsPerRequest) + ratios)
+        print("  \(name)" + String(format: " %8.3f s  %8.1f µs/request", row.medianSeconds, row.microsecondsPerRequest) + ratios)
     }
 }
-// --requests-only: scenarios 1-2 and nothing else (a minute or two).
+// --requests-only: the request scenarios (GETs and uploads) and nothing else (a few minutes).
 if arguments.contains("--requests-only") {
     server.stop()
     printRows(rows)
@@ -230,7 +349,7 @@ var comparisons: [Comparison] = []
 for (label, transferClient) in [("Conveyor", client), ("Conveyor curl", curlClient)] {
     comparisons += try await Transfers.run(
         server: server, client: transferClient, label: label, megabytes: option("--download-mb") ?? (smoke ? 1 : 50),
-        jsonItems: smoke ? 50 : 12_000, reps: reps)
+        jsonItems: smoke ? 50 : 12_000, reps: reps, isCurl: transferClient === curlClient)
 }
 server.stop()
 let requestMemory = try RequestMemory.measure(requests: option("--memory-requests") ?? (smoke ? 200 : 100_000))
@@ -257,11 +376,17 @@ if arguments.contains("--json") {
     for comparison in comparisons {
         print("\n\(comparison.scenario)")
         print(
-            "  \(comparison.raw.padding(toLength: 32, withPad: " ", startingAt: 0))"
+            "  \(comparison.raw.padding(toLength: 36, withPad: " ", startingAt: 0))"
                 + String(format: " %8.3f s", comparison.rawMedianSeconds))
         print(
-            "  \(comparison.conveyor.padding(toLength: 32, withPad: " ", startingAt: 0))"
-                + String(format: " %8.3f s  %.2fx raw", comparison.conveyorMedianSeconds, comparison.ratio))
+            "  \(comparison.conveyor.padding(toLength: 36, withPad: " ", startingAt: 0))"
+                + String(format: " %8.3f s  %.2fx raw", comparison.conveyorMedianSeconds, comparison.ratio)
+                + (comparison.ratioToCLI.map { ratio in
+                    String(format: "  %.2fx curl CLI (%.3f s)", ratio, comparison.cliMedianSeconds!)
+                        + (comparison.cliTarget.map {
+                            String(format: "  [target ≤ %.2fx curl CLI: %@]", $0, ratio <= $0 ? "met" : "MISSED")
+                        } ?? "")
+                } ?? ""))
     }
     print("\n\(requestMemory.requests) small GETs through one client/session, each in a child process: RSS growth per request")
     print(
