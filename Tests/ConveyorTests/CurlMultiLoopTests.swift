@@ -23,13 +23,13 @@
             }
             private let state = Lock(State())
 
-            func transportDidReceive(response: HTTPURLResponse) { state.withLock { $0.status = response.statusCode } }
+            func transportDidReceive(response: HTTPResponseHead) { state.withLock { $0.status = response.statusCode } }
             func transportDidReceive(data: Data) { state.withLock { $0.body.append(data) } }
             func transportDidSend(bytes: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {}
             func transportDisposition(for challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
                 (.cancelAuthenticationChallenge, nil)
             }
-            func transportDidComplete(response: HTTPURLResponse?, error: (any Error)?) {
+            func transportDidComplete(response: HTTPResponseHead?, error: (any Error)?) {
                 let waiter = state.withLock { state -> CheckedContinuation<Result<Int, any Error>, Never>? in
                     let result: Result<Int, any Error> = error.map { .failure($0) } ?? .success(state.status ?? 0)
                     state.result = result

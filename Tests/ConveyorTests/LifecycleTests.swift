@@ -122,7 +122,7 @@ struct LifecycleTests {
     func redirectHandler() async throws {
         var configuration = HTTPClient.Configuration.default
         configuration.redirectPolicy = .follow(max: 5) { next, redirect in
-            guard redirect.url?.path != "/refuse" else { return nil }
+            guard redirect.url.path != "/refuse" else { return nil }
             var next = next
             next.setValue("yes", forHTTPHeaderField: "X-Followed")
             return next

@@ -14,8 +14,8 @@ struct ResponseHooksTests {
         let events = Lock<[String]>([])
         let bytes = Lock(0)
 
-        override func didReceive(response: HTTPURLResponse) {
-            events.withLock { $0.append("response \(response.statusCode) \(response.url?.path ?? "")") }
+        override func didReceive(response: HTTPResponseHead) {
+            events.withLock { $0.append("response \(response.statusCode) \(response.url.path)") }
         }
 
         override func didReceive(data: Data) {

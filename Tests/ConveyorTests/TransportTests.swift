@@ -80,7 +80,8 @@ struct TransportTests {
             }
             #expect(Array(lines.last!.utf8).withUnsafeBytes { head.consume($0) } == true)
             let response = try #require(head.response(for: URL(string: "http://example.com/")!))
-            #expect(response.allHeaderFields.count == 41)
+            #expect(response.headers.count == 41)
+            #expect(response.urlResponse.allHeaderFields.count == 41)
             #expect(response.value(forHTTPHeaderField: "Vary") == "Accept, Cookie")
             #expect(response.value(forHTTPHeaderField: "X-Field-7") == "7, again")
             #expect(response.value(forHTTPHeaderField: "X-Field-39") == "39")

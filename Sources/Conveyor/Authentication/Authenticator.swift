@@ -31,7 +31,7 @@ public protocol Authenticator: AnyObject, Sendable {
     /// Whether `response` says the credential was refused (by default a 401).
     /// - Parameter response: A response head.
     /// - Returns: true when a refresh and a replay may fix it.
-    func requiresRefresh(_ response: HTTPURLResponse) -> Bool
+    func requiresRefresh(_ response: HTTPResponseHead) -> Bool
 
     /// Gets a new credential, once for every caller that asks while it runs.
     ///
@@ -47,5 +47,5 @@ public protocol Authenticator: AnyObject, Sendable {
 
 extension Authenticator {
     /// A 401.
-    public func requiresRefresh(_ response: HTTPURLResponse) -> Bool { response.statusCode == 401 }
+    public func requiresRefresh(_ response: HTTPResponseHead) -> Bool { response.statusCode == 401 }
 }

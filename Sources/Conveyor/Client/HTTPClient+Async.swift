@@ -36,7 +36,7 @@ extension HTTPClient {
                     success: { operation, value in
                         continuation.resume(
                             returning: HTTPResponse(
-                                request: operation.currentRequest, response: operation.response!,
+                                request: operation.currentRequest, head: operation.responseHead!,
                                 data: operation.responseData ?? Data(), value: value as! Serializer.Output,
                                 metrics: operation.metrics!
                             ))

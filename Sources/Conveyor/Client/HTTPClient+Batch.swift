@@ -95,9 +95,9 @@ extension HTTPClient {
         }
         return operations.map { operation in
             if let error = operation.error { return .failure(error) }
-            guard let response = operation.response, let metrics = operation.metrics else { return .failure(.cancelled(reason: .explicit)) }
+            guard let head = operation.responseHead, let metrics = operation.metrics else { return .failure(.cancelled(reason: .explicit)) }
             let data = operation.responseData ?? Data()
-            return .success(HTTPResponse(request: operation.currentRequest, response: response, data: data, value: data, metrics: metrics))
+            return .success(HTTPResponse(request: operation.currentRequest, head: head, data: data, value: data, metrics: metrics))
         }
     }
 }

@@ -14,6 +14,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         for (name, value) in dictionary.sorted(by: { $0.key < $1.key }) { self[name] = value }
     }
 
+    /// Creates a collection from fields whose names are already unique (ignoring case), in order.
+    init(uniqueFields: [(name: String, value: String)]) {
+        fields = uniqueFields
+    }
+
     /// Creates a collection from a literal, keeping the literal's order.
     public init(dictionaryLiteral elements: (String, String)...) {
         for (name, value) in elements { self[name] = value }

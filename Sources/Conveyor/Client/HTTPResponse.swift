@@ -10,7 +10,7 @@ public struct HTTPResponse<Value: Sendable>: Sendable {
     /// The request sent last (after redirects).
     public let request: URLRequest
     /// The response head.
-    public let response: HTTPURLResponse
+    public let head: HTTPResponseHead
     /// The raw body; empty when there was none.
     public let data: Data
     /// The serialized value.
@@ -18,8 +18,19 @@ public struct HTTPResponse<Value: Sendable>: Sendable {
     /// Timing and size facts.
     public let metrics: OperationMetrics
 
+    /// The response head as Foundation's type, built on first access (see ``HTTPResponseHead``).
+    public var response: HTTPURLResponse { head.urlResponse }
+
     /// The response's status code.
-    public var statusCode: Int { response.statusCode }
+    public var statusCode: Int { head.statusCode }
+
+    init(request: URLRequest, head: HTTPResponseHead, data: Data, value: Value, metrics: OperationMetrics) {
+        self.request = request
+        self.head = head
+        self.data = data
+        self.value = value
+        self.metrics = metrics
+    }
 }
 
 extension HTTPResponse {

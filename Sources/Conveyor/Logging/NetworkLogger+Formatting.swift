@@ -33,17 +33,13 @@ extension NetworkLogger {
         return "\n" + lines.joined(separator: "\n")
     }
 
-    func details(of response: HTTPURLResponse, operation: HTTPRequestOperation, _ settings: State) -> String {
+    func details(of response: HTTPResponseHead, operation: HTTPRequestOperation, _ settings: State) -> String {
         var lines: [String] = []
-        let headers = response.allHeaderFields.compactMap { key, value -> (String, String)? in
-            guard let name = key as? String else { return nil }
-            return (name, "\(value)")
-        }
-        for (name, value) in headers.sorted(by: { $0.0.lowercased() < $1.0.lowercased() }) {
+        for (name, value) in response.headers.sorted(by: { $0.name.lowercased() < $1.name.lowercased() }) {
             lines.append("  \(name): \(settings.redaction.header(value, named: name))")
         }
         if let body = operation.responseData, !body.isEmpty {
-            lines.append("  body: " + bodyText(body, contentType: response.contentMIMEType, charset: response.textEncodingName, settings))
+            lines.append("  body: " + bodyText(body, contentType: response.mimeType, charset: response.textEncodingName, settings))
         } else if let file = (operation as? FileDownloadOperation)?.destinationURL {
             lines.append("  body: <saved to \(file.path)>")
         }

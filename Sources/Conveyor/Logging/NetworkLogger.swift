@@ -201,7 +201,7 @@ public final class NetworkLogger: @unchecked Sendable {
             return now - times.attemptStart
         }
         guard let attemptTime, let settings = settings(for: operation, recordingStart: nil), settings.level <= .info else { return }
-        let status = operation.response.map { "\($0.statusCode) " } ?? ""
+        let status = operation.responseHead.map { "\($0.statusCode) " } ?? ""
         var entry =
             "↻ \(status)\(describe(operation.currentRequest, settings)) [attempt \(attempt - 1), \(Self.seconds(attemptTime))] retrying"
         if let error { entry += ": \(redacted(error, settings))" }
@@ -217,13 +217,15 @@ public final class NetworkLogger: @unchecked Sendable {
         let error = operation.error
         let severity: Level = error.map { self.severity(of: $0, operation: operation, settings) } ?? .info
         guard settings.level <= severity else { return }
-        let status = operation.response.map { String($0.statusCode) } ?? "ERR"
+        let status = operation.responseHead.map { String($0.statusCode) } ?? "ERR"
         var facts = [Self.seconds(start.map { now - $0 } ?? 0)]
-        if let metrics = operation.metrics, operation.response != nil { facts.append(Self.size(Int64(metrics.bytesReceived))) }
+        if let metrics = operation.metrics, operation.responseHead != nil { facts.append(Self.size(Int64(metrics.bytesReceived))) }
         if let attempts = operation.metrics?.attemptCount, attempts > 1 { facts.append("\(attempts) attempts") }
         var entry = "← \(status) \(describe(operation.currentRequest, settings)) [\(facts.joined(separator: ", "))]"
         if let error { entry += " \(redacted(error, settings))" }
-        if settings.level == .debug, let response = operation.response { entry += details(of: response, operation: operation, settings) }
+        if settings.level == .debug, let response = operation.responseHead {
+            entry += details(of: response, operation: operation, settings)
+        }
         emit(entry, level: severity, settings)
     }
 

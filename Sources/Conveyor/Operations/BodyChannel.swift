@@ -19,9 +19,9 @@ final class BodyChannel: Sendable {
         var pushed: Int64 = 0
         var paused = false
         var peakBuffered = 0
-        var head: Result<HTTPURLResponse, ConveyorError>?
+        var head: Result<HTTPResponseHead, ConveyorError>?
         var end: Result<Void, ConveyorError>?
-        var headWaiter: CheckedContinuation<HTTPURLResponse, any Error>?
+        var headWaiter: CheckedContinuation<HTTPResponseHead, any Error>?
         var chunkWaiter: CheckedContinuation<Data?, any Error>?
         var onResume: (@Sendable () -> Void)?
     }
@@ -48,8 +48,8 @@ final class BodyChannel: Sendable {
     var bytesPushed: Int64 { state.withLock { $0.pushed } }
 
     /// The head of the response whose body will follow.
-    func deliver(head: HTTPURLResponse) {
-        let waiter = state.withLock { state -> CheckedContinuation<HTTPURLResponse, any Error>? in
+    func deliver(head: HTTPResponseHead) {
+        let waiter = state.withLock { state -> CheckedContinuation<HTTPResponseHead, any Error>? in
             guard state.head == nil else { return nil }
             state.head = .success(head)
             defer { state.headWaiter = nil }
@@ -81,12 +81,12 @@ final class BodyChannel: Sendable {
     func finish(_ result: Result<Void, ConveyorError>) {
         let (headWaiter, chunkWaiter, end) = state.withLock {
             state -> (
-                (CheckedContinuation<HTTPURLResponse, any Error>, ConveyorError)?, CheckedContinuation<Data?, any Error>?,
+                (CheckedContinuation<HTTPResponseHead, any Error>, ConveyorError)?, CheckedContinuation<Data?, any Error>?,
                 Result<Void, ConveyorError>
             )
             in
             if state.end == nil { state.end = result }
-            var headWaiter: (CheckedContinuation<HTTPURLResponse, any Error>, ConveyorError)?
+            var headWaiter: (CheckedContinuation<HTTPResponseHead, any Error>, ConveyorError)?
             if state.head == nil {
                 // Ended before a head was handed over: whoever waits for one hears why.
                 let error: ConveyorError
@@ -113,9 +113,9 @@ final class BodyChannel: Sendable {
     // MARK: - Consumer
 
     /// Waits for the head (or the error that ended the operation before one came).
-    func head() async throws -> HTTPURLResponse {
+    func head() async throws -> HTTPResponseHead {
         try await withCheckedThrowingContinuation { continuation in
-            let ready = state.withLock { state -> Result<HTTPURLResponse, ConveyorError>? in
+            let ready = state.withLock { state -> Result<HTTPResponseHead, ConveyorError>? in
                 if let head = state.head { return head }
                 state.headWaiter = continuation
                 return nil

@@ -30,7 +30,7 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
         /// To exactly this file.
         case file(URL)
         /// Decided from the response: called with the response and the suggested file name.
-        case custom(@Sendable (HTTPURLResponse, String) -> URL)
+        case custom(@Sendable (HTTPResponseHead, String) -> URL)
     }
 
     /// How the destination is prepared.
@@ -144,7 +144,7 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
 
     // MARK: - Streaming to the file
 
-    override func makeBodyFile(for response: HTTPURLResponse, appendingTo partialFile: URL?) throws -> ResponseBodyFile? {
+    override func makeBodyFile(for response: HTTPResponseHead, appendingTo partialFile: URL?) throws -> ResponseBodyFile? {
         guard storesBody(of: response) else { return nil }
         let (destination, options) = settings.withLock { ($0.destination, $0.options) }
         let target = Self.target(for: destination, response: response)
@@ -165,7 +165,7 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
     }
 
     override func serializeResponse(
-        request: URLRequest, response: HTTPURLResponse, data: Data, bodiless: Bool, serializer: any ResponseSerializer
+        request: URLRequest, response: HTTPResponseHead, data: Data, bodiless: Bool, serializer: any ResponseSerializer
     ) throws -> Any? {
         let (file, target, options) = (mutableState.withLock { $0.bodyFile }, settings.withLock { $0.target }, options)
         guard let file, let target else {
@@ -204,7 +204,7 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
         (try? FileManager.default.attributesOfItem(atPath: url.path))?[.type] as? FileAttributeType
     }
 
-    static func target(for destination: Destination, response: HTTPURLResponse) -> URL {
+    static func target(for destination: Destination, response: HTTPResponseHead) -> URL {
         let name = suggestedFileName(for: response)
         switch destination {
         case .directory(let directory): return directory.appendingPathComponent(name)
@@ -216,7 +216,7 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
     /// The file name from `Content-Disposition` (`filename*=UTF-8''…` preferred), else the
     /// URL's last path component, reduced to one path component with no `..` so a server cannot
     /// write outside the chosen directory.
-    static func suggestedFileName(for response: HTTPURLResponse) -> String {
+    static func suggestedFileName(for response: HTTPResponseHead) -> String {
         var candidate: String?
         if let disposition = response.value(forHTTPHeaderField: "Content-Disposition") {
             var plain: String?
@@ -236,7 +236,7 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
             }
             candidate = extended ?? plain
         }
-        if candidate == nil || candidate!.isEmpty { candidate = response.url?.lastPathComponent }
+        if candidate == nil || candidate!.isEmpty { candidate = response.url.lastPathComponent }
         let safe = (candidate ?? "").replacingOccurrences(of: "\\", with: "/").split(separator: "/").last.map(String.init) ?? ""
         return safe.isEmpty || safe == "." || safe == ".." ? "download" : safe
     }

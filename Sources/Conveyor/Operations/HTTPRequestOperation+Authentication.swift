@@ -27,7 +27,7 @@ extension HTTPRequestOperation {
     /// Called with each final response head (and with the response of a task that failed on a
     /// refused challenge): a refusal of the credential this attempt carried parks the operation
     /// on the authenticator's refresh and replays the request once. Returns whether it did.
-    func replayAfterCredentialRefresh(_ response: HTTPURLResponse, attempt: Int) -> Bool {
+    func replayAfterCredentialRefresh(_ response: HTTPResponseHead, attempt: Int) -> Bool {
         let candidate = mutableState.withLock { state -> (any Authenticator)? in
             guard state.attempt == attempt, !state.completionClaimed, state.state == .executing,
                 state.appliedCredentialID != nil, state.credentialReplays == 0

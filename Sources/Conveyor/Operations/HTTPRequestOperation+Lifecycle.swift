@@ -119,7 +119,7 @@ extension HTTPRequestOperation {
     public var isPaused: Bool { mutableState.withLock { $0.state == .paused } }
 
     /// `ETag` if strong, else `Last-Modified`: the validators `If-Range` accepts (RFC 9110 §13.1.5).
-    static func validator(of response: HTTPURLResponse) -> String? {
+    static func validator(of response: HTTPResponseHead) -> String? {
         if let etag = response.value(forHTTPHeaderField: "ETag"), !etag.hasPrefix("W/") { return etag }
         return response.value(forHTTPHeaderField: "Last-Modified")
     }

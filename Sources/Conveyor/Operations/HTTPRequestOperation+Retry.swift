@@ -14,12 +14,14 @@ extension Notification.Name {
 
 extension HTTPRequestOperation {
     /// Fails the current attempt: retries when the policy allows, finishes otherwise.
-    func fail(_ error: ConveyorError, response: HTTPURLResponse?, retryable: Bool) {
+    func fail(_ error: ConveyorError, response: HTTPResponseHead?, retryable: Bool) {
         let context = mutableState.withLock { state -> (RetryPolicy, RetryPolicy.Context, [DeadlineTimer])? in
             guard retryable, !state.completionClaimed, state.state == .executing, !error.isCancelled else { return nil }
+            // Checked first: the context builds the Foundation response, which a failure that is
+            // not retried never needs.
+            guard state.retryCount + 1 < state.retryPolicy.maximumAttempts else { return nil }
             let context = RetryPolicy.Context(
-                request: state.currentRequest, response: response, error: error, attemptCount: state.retryCount + 1)
-            guard context.attemptCount < state.retryPolicy.maximumAttempts else { return nil }
+                request: state.currentRequest, response: response?.urlResponse, error: error, attemptCount: state.retryCount + 1)
             // Stop listening to the failed task while the decision is made, and stop the clocks:
             // a decision may wait for a person ("Retry?"), which is no part of any attempt.
             state.attempt += 1

@@ -39,7 +39,7 @@ extension HTTPRequestOperation {
     struct MutableState {
         var state: State = .ready
         var currentRequest: URLRequest
-        var response: HTTPURLResponse?
+        var response: HTTPResponseHead?
         var data = Data()
         var error: ConveyorError?
         var responseObject: UncheckedSendableBox<Any?>?

@@ -22,7 +22,7 @@ final class AttemptDelegate: TransportTaskDelegate {
         self.attempt = attempt
     }
 
-    func transportDidReceive(response: HTTPURLResponse) { operation.attemptDidReceive(response: response, attempt: attempt) }
+    func transportDidReceive(response: HTTPResponseHead) { operation.attemptDidReceive(response: response, attempt: attempt) }
     func transportDidReceive(data: Data) { operation.attemptDidReceive(data: data, attempt: attempt) }
     func transportDidSend(bytes: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
         operation.attemptDidSend(bytes: bytes, total: totalBytesSent, expected: totalBytesExpectedToSend, attempt: attempt)
@@ -35,7 +35,7 @@ final class AttemptDelegate: TransportTaskDelegate {
             if state.attempt == attempt { state.transferMetrics = metrics }
         }
     }
-    func transportDidComplete(response: HTTPURLResponse?, error: (any Error)?) {
+    func transportDidComplete(response: HTTPResponseHead?, error: (any Error)?) {
         operation.attemptDidComplete(response: response, error: error, attempt: attempt)
     }
 }
@@ -112,7 +112,7 @@ extension HTTPRequestOperation {
         }
     }
 
-    func attemptDidReceive(response: HTTPURLResponse, attempt: Int) {
+    func attemptDidReceive(response: HTTPResponseHead, attempt: Int) {
         if replayAfterCredentialRefresh(response, attempt: attempt) { return }
         // A resumed transfer keeps its bytes only for a 206 that starts where they end.
         let outcome = ifCurrent(attempt) { state -> (previous: ResponseBodyFile?, keep: Bool) in
@@ -148,7 +148,7 @@ extension HTTPRequestOperation {
             // A body bound for memory that announces more than the limit fails before it is read.
             let (limit, streams) = mutableState.withLock { ($0.maximumResponseSize, $0.streamsBody) }
             if file == nil, !streams, let limit, response.expectedContentLength > limit {
-                fail(.responseTooLarge(limit: limit, response: response), response: response, retryable: false)
+                fail(.responseTooLarge(limit: limit, response: response.urlResponse), response: response, retryable: false)
                 return
             }
         } catch {
@@ -175,7 +175,7 @@ extension HTTPRequestOperation {
     /// an acceptable status (error bodies stay in memory for the error, as for file downloads)
     /// — and opens the stream for it. A body that starts over cannot go to a stream that holds
     /// bytes of an earlier one.
-    private func streamBody(of response: HTTPURLResponse, continuing: Bool) throws(ConveyorError) {
+    private func streamBody(of response: HTTPResponseHead, continuing: Bool) throws(ConveyorError) {
         let (sink, channel, chunked) = mutableState.withLock { state -> (OutputStreamSink?, BodyChannel?, Bool) in
             state.streamsBody = false
             return (state.outputSink, state.bodyChannel, state.chunkHandler != nil)
@@ -215,14 +215,14 @@ extension HTTPRequestOperation {
 
     /// Whether `response` is the one whose body the operation delivers: its status is
     /// acceptable and it is not a redirect about to be followed.
-    func storesBody(of response: HTTPURLResponse) -> Bool {
+    func storesBody(of response: HTTPResponseHead) -> Bool {
         acceptableStatusCodes.contains(response.statusCode)
             && (!Self.redirectStatusCodes.contains(response.statusCode) || redirectPolicy.maximumRedirects == 0)
     }
 
     func attemptDidReceive(data: Data, attempt: Int) {
         let tooLarge =
-            ifCurrent(attempt) { state -> (Int64, HTTPURLResponse)? in
+            ifCurrent(attempt) { state -> (Int64, HTTPResponseHead)? in
                 guard state.bodyFile == nil, !state.streamsBody, let limit = state.maximumResponseSize, let response = state.response,
                     Int64(state.data.count) + Int64(data.count) > limit
                 else { return nil }
@@ -230,7 +230,7 @@ extension HTTPRequestOperation {
                 return (limit, response)
             } ?? nil
         if let (limit, response) = tooLarge {
-            fail(.responseTooLarge(limit: limit, response: response), response: response, retryable: false)
+            fail(.responseTooLarge(limit: limit, response: response.urlResponse), response: response, retryable: false)
             return
         }
         let update = ifCurrent(attempt) { state in
@@ -318,7 +318,7 @@ extension HTTPRequestOperation {
         return !(isBasic && user.contains(":"))
     }
 
-    func attemptDidComplete(response: HTTPURLResponse?, error: (any Error)?, attempt: Int) {
+    func attemptDidComplete(response: HTTPResponseHead?, error: (any Error)?, attempt: Int) {
         guard ifCurrent(attempt, { _ in true }) == true else { return }
         // URLSession ends a task whose challenge was refused with an error, the 401 only in its
         // response: the authenticator may still refresh and replay.
@@ -361,7 +361,7 @@ extension HTTPRequestOperation {
 
     /// Validates and serializes the final response, off the callback queue (see
     /// ``ResponseSerializer`` for the order of the checks).
-    func process(_ response: HTTPURLResponse, attempt: Int) {
+    func process(_ response: HTTPResponseHead, attempt: Int) {
         guard
             let (request, kept, sink, received, codes, types, serializer) = ifCurrent(
                 attempt,
@@ -377,12 +377,14 @@ extension HTTPRequestOperation {
         let data = sink.map { $0.memoryContents ?? Data() } ?? kept
         let body = data.isEmpty ? nil : data
         guard codes.contains(response.statusCode) else {
-            fail(.unacceptableStatusCode(response.statusCode, response: response, data: body), response: response, retryable: true)
+            fail(
+                .unacceptableStatusCode(response.statusCode, response: response.urlResponse, data: body), response: response,
+                retryable: true)
             return
         }
         let bodiless = received == 0 && (response.statusCode == 204 || response.statusCode == 205 || request.httpMethod == "HEAD")
-        if received > 0, let types, !types.isEmpty, !ContentTypes.matches(response.contentMIMEType, types) {
-            finish(.failure(.unacceptableContentType(response.contentMIMEType, acceptable: types, response: response, data: body)))
+        if received > 0, let types, !types.isEmpty, !ContentTypes.matches(response.mimeType, types) {
+            finish(.failure(.unacceptableContentType(response.mimeType, acceptable: types, response: response.urlResponse, data: body)))
             return
         }
         if let sink, sink.memoryContents == nil {
@@ -395,18 +397,18 @@ extension HTTPRequestOperation {
         } catch let error as ConveyorError {
             finish(.failure(error))
         } catch {
-            finish(.failure(.responseSerializationFailed(underlying: error, response: response, data: body)))
+            finish(.failure(.responseSerializationFailed(underlying: error, response: response.urlResponse, data: body)))
         }
     }
 
     /// Maps what the transport reported into the error the caller sees.
-    private func failure(for error: any Error, response: HTTPURLResponse?) -> ConveyorError {
+    private func failure(for error: any Error, response: HTTPResponseHead?) -> ConveyorError {
         if isCancelled { return .cancelled(reason: cancellationReason) }
         let data = mutableState.withLock { $0.data.isEmpty ? nil : $0.data }
         // A refused or failed challenge ends the task with an error but leaves the 401 (or
         // 407) in the task's response: that is an authentication failure, not a network one.
         if let response, response.statusCode == 401 || response.statusCode == 407 {
-            return .authenticationFailed(response: response, data: data)
+            return .authenticationFailed(response: response.urlResponse, data: data)
         }
         if let error = error as? ConveyorError { return error }
         if let urlError = error as? URLError,
@@ -417,7 +419,7 @@ extension HTTPRequestOperation {
         if let urlError = error as? URLError {
             if urlError.code == .timedOut { return .timedOut(.idle, after: mutableState.withLock { $0.idleTimeout }) }
             if urlError.code == .userAuthenticationRequired || urlError.code == .userCancelledAuthentication {
-                return .authenticationFailed(response: response, data: data)
+                return .authenticationFailed(response: response?.urlResponse, data: data)
             }
             return .network(Self.normalized(urlError))
         }
@@ -516,14 +518,14 @@ extension HTTPRequestOperation {
     // MARK: - Ranges and progress
 
     /// The first byte position of `Content-Range: bytes first-last/total`.
-    static func contentRangeStart(of response: HTTPURLResponse) -> Int64? {
+    static func contentRangeStart(of response: HTTPResponseHead) -> Int64? {
         guard let value = response.value(forHTTPHeaderField: "Content-Range")?.lowercased(), value.hasPrefix("bytes ") else { return nil }
         return value.dropFirst(6).split(separator: "-").first.flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
     }
 
     /// The whole body's expected size: `Content-Range`'s total for a 206, else `offset` plus
     /// `Content-Length`; -1 when unknown.
-    static func expectedTotal(of response: HTTPURLResponse, offset: Int64) -> Int64 {
+    static func expectedTotal(of response: HTTPResponseHead, offset: Int64) -> Int64 {
         if response.statusCode == 206, let total = response.value(forHTTPHeaderField: "Content-Range")?.split(separator: "/").last,
             let value = Int64(total)
         {

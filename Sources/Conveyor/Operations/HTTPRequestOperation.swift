@@ -113,8 +113,8 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     ///
     /// Runs on the transport's thread, so keep it short and never block; the default does
     /// nothing, and an override need not call `super`.
-    /// - Parameter response: The response head.
-    open func didReceive(response: HTTPURLResponse) {}
+    /// - Parameter response: The response head (``HTTPResponseHead/urlResponse`` is the Foundation one).
+    open func didReceive(response: HTTPResponseHead) {}
 
     /// Called for each chunk of the delivered response's body as it arrives
     /// (`connection:didReceiveData:`), after the operation stored it. Runs on the transport's
@@ -132,7 +132,7 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
 
     /// Produces the success value. File downloads override it to move their file into place.
     func serializeResponse(
-        request: URLRequest, response: HTTPURLResponse, data: Data, bodiless: Bool, serializer: any ResponseSerializer
+        request: URLRequest, response: HTTPResponseHead, data: Data, bodiless: Bool, serializer: any ResponseSerializer
     ) throws -> Any? {
         bodiless
             ? try serializer.emptyResponseValue(request: request, response: response)
@@ -142,7 +142,7 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// Where the body of `response` goes: nil keeps it in memory (the default); file
     /// downloads return a file for responses they will keep. `partialFile` is the file a
     /// resumed transfer appends to (a 206 continuing a paused or interrupted download).
-    func makeBodyFile(for response: HTTPURLResponse, appendingTo partialFile: URL?) throws -> ResponseBodyFile? { nil }
+    func makeBodyFile(for response: HTTPResponseHead, appendingTo partialFile: URL?) throws -> ResponseBodyFile? { nil }
 
     // MARK: - Configuration
 
@@ -334,7 +334,7 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     }
 
     /// Called with the operation and a response head.
-    public typealias ResponseHandler = @Sendable (HTTPRequestOperation, HTTPURLResponse) -> Void
+    public typealias ResponseHandler = @Sendable (HTTPRequestOperation, HTTPResponseHead) -> Void
 
     /// Sets the block called on the callback queue when the head of the response the
     /// operation delivers arrives — status and headers, before any body (the heads of followed
@@ -390,8 +390,14 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// The request sent last: ``request``, or the target of the last redirect followed.
     public var currentRequest: URLRequest { mutableState.withLock { $0.currentRequest } }
 
+    /// The last response head received, as Foundation's type; nil before it arrives.
+    ///
+    /// Built from ``responseHead`` on first access and kept: code on the hot path (serializers,
+    /// validation, hooks) reads ``responseHead``, which costs nothing extra.
+    public var response: HTTPURLResponse? { mutableState.withLock { $0.response }?.urlResponse }
+
     /// The last response head received; nil before it arrives.
-    public var response: HTTPURLResponse? { mutableState.withLock { $0.response } }
+    public var responseHead: HTTPResponseHead? { mutableState.withLock { $0.response } }
 
     /// The body received so far; nil before a response arrives.
     public var responseData: Data? {

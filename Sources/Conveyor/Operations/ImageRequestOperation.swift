@@ -47,7 +47,7 @@ struct ProcessingImageSerializer: ResponseSerializer {
 
     var acceptableContentTypes: Set<String>? { base.acceptableContentTypes }
 
-    func serialize(request: URLRequest, response: HTTPURLResponse, data: Data) throws -> Image {
+    func serialize(request: URLRequest, response: HTTPResponseHead, data: Data) throws -> Image {
         try processing(try base.serialize(request: request, response: response, data: data))
     }
 }

@@ -16,7 +16,7 @@ import Foundation
 public struct RedirectPolicy: Sendable {
     /// Sees each hop before it is followed: returns the request to send (possibly modified),
     /// or nil to refuse the hop, making the 3xx the response.
-    public typealias Handler = @Sendable (_ next: URLRequest, _ redirect: HTTPURLResponse) -> URLRequest?
+    public typealias Handler = @Sendable (_ next: URLRequest, _ redirect: HTTPResponseHead) -> URLRequest?
 
     /// The most redirects followed for one operation; 0 follows none (the 3xx is the response).
     public var maximumRedirects: Int
@@ -60,18 +60,18 @@ extension HTTPRequestOperation {
     static let redirectStatusCodes: Set<Int> = [301, 302, 303, 307, 308]
 
     /// The request to send next when `response` is a redirect to follow; nil when it is not.
-    func redirectRequest(after response: HTTPURLResponse) throws -> URLRequest? {
+    func redirectRequest(after response: HTTPResponseHead) throws -> URLRequest? {
         guard Self.redirectStatusCodes.contains(response.statusCode) else { return nil }
         let (policy, current, count) = mutableState.withLock { ($0.redirectPolicy, $0.currentRequest, $0.redirectCount) }
         guard policy.maximumRedirects > 0 else { return nil }
         let location = response.value(forHTTPHeaderField: "Location")
-        guard let location, let target = URL(string: location, relativeTo: response.url ?? current.url)?.absoluteURL,
+        guard let location, let target = URL(string: location, relativeTo: response.url)?.absoluteURL,
             let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
         else {
-            throw ConveyorError.redirectFailed(reason: .invalidLocation(location, response: response))
+            throw ConveyorError.redirectFailed(reason: .invalidLocation(location, response: response.urlResponse))
         }
         guard count < policy.maximumRedirects else {
-            throw ConveyorError.redirectFailed(reason: .tooManyRedirects(max: policy.maximumRedirects, response: response))
+            throw ConveyorError.redirectFailed(reason: .tooManyRedirects(max: policy.maximumRedirects, response: response.urlResponse))
         }
         var next = current
         next.url = Self.unmappingIPv4(target)

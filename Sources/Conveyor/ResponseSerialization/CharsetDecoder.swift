@@ -119,11 +119,11 @@ public struct StringResponseSerializer: ResponseSerializer {
     public init(defaultCharset: String? = nil) { self.defaultCharset = defaultCharset }
 
     /// `""`.
-    public func emptyResponseValue(request: URLRequest, response: HTTPURLResponse) throws -> String { "" }
+    public func emptyResponseValue(request: URLRequest, response: HTTPResponseHead) throws -> String { "" }
 
     /// Decodes `data` with the `charset` of `Content-Type`.
     /// - Throws: ``ResponseSerializationError/unknownCharset(_:)`` or ``ResponseSerializationError/invalidText(charset:)``.
-    public func serialize(request: URLRequest, response: HTTPURLResponse, data: Data) throws -> String {
+    public func serialize(request: URLRequest, response: HTTPResponseHead, data: Data) throws -> String {
         try CharsetDecoder.decode(data, charset: response.textEncodingName ?? defaultCharset)
     }
 }

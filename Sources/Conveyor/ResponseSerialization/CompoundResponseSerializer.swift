@@ -25,7 +25,7 @@ public struct CompoundResponseSerializer: ResponseSerializer {
     }
 
     /// The first serializer's empty value that exists.
-    public func emptyResponseValue(request: URLRequest, response: HTTPURLResponse) throws -> Any {
+    public func emptyResponseValue(request: URLRequest, response: HTTPResponseHead) throws -> Any {
         var lastError: any Error = ResponseSerializationError.emptyBody(status: response.statusCode)
         for serializer in serializers {
             do { return try serializer.emptyResponseValue(request: request, response: response) } catch { lastError = error }
@@ -35,10 +35,10 @@ public struct CompoundResponseSerializer: ResponseSerializer {
 
     /// The first value a matching serializer produces.
     /// - Throws: The last serializer's error when none succeeds.
-    public func serialize(request: URLRequest, response: HTTPURLResponse, data: Data) throws -> Any {
+    public func serialize(request: URLRequest, response: HTTPResponseHead, data: Data) throws -> Any {
         var lastError: any Error = ResponseSerializationError.emptyBody(status: response.statusCode)
         for serializer in serializers {
-            if let types = serializer.acceptableContentTypes, !ContentTypes.matches(response.contentMIMEType, types) { continue }
+            if let types = serializer.acceptableContentTypes, !ContentTypes.matches(response.mimeType, types) { continue }
             do { return try serializer.serialize(request: request, response: response, data: data) } catch { lastError = error }
         }
         throw lastError

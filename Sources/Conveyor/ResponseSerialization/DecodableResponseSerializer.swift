@@ -52,7 +52,7 @@ public struct DecodableResponseSerializer<Value: Decodable>: ResponseSerializer 
     }
 
     /// ``Empty`` (or any ``EmptyResponse`` type) for body-less responses; an error otherwise.
-    public func emptyResponseValue(request: URLRequest, response: HTTPURLResponse) throws -> Value {
+    public func emptyResponseValue(request: URLRequest, response: HTTPResponseHead) throws -> Value {
         guard let empty = Value.self as? any EmptyResponse.Type else {
             throw ResponseSerializationError.emptyBody(status: response.statusCode)
         }
@@ -61,7 +61,7 @@ public struct DecodableResponseSerializer<Value: Decodable>: ResponseSerializer 
 
     /// Decodes `data` as `Value`.
     /// - Throws: The decoder's `DecodingError`.
-    public func serialize(request: URLRequest, response: HTTPURLResponse, data: Data) throws -> Value {
+    public func serialize(request: URLRequest, response: HTTPResponseHead, data: Data) throws -> Value {
         try decoder.decode(Value.self, from: data)
     }
 }

@@ -20,8 +20,8 @@ public struct ImageResponseSerializer: ResponseSerializer {
 
     /// Recognises `data`.
     /// - Throws: ``ResponseSerializationError/notAnImage(claimed:detected:)``.
-    public func serialize(request: URLRequest, response: HTTPURLResponse, data: Data) throws -> Image {
-        let claimed = response.contentMIMEType
+    public func serialize(request: URLRequest, response: HTTPResponseHead, data: Data) throws -> Image {
+        let claimed = response.mimeType
         let image: Image
         do { image = try Image(data: data) } catch { throw ResponseSerializationError.notAnImage(claimed: claimed, detected: nil) }
         if let claimed, let claimedFormat = Image.Format(mimeType: claimed), claimedFormat != image.format {

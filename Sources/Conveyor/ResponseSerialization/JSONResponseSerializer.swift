@@ -31,11 +31,11 @@ public struct JSONResponseSerializer: ResponseSerializer {
     }
 
     /// `NSNull()`, as JSON's own `null`.
-    public func emptyResponseValue(request: URLRequest, response: HTTPURLResponse) throws -> Any { NSNull() }
+    public func emptyResponseValue(request: URLRequest, response: HTTPResponseHead) throws -> Any { NSNull() }
 
     /// Parses `data`; a body of only whitespace counts as empty and gives `NSNull()`.
     /// - Throws: `JSONSerialization`'s error for invalid or truncated JSON.
-    public func serialize(request: URLRequest, response: HTTPURLResponse, data: Data) throws -> Any {
+    public func serialize(request: URLRequest, response: HTTPResponseHead, data: Data) throws -> Any {
         if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return NSNull() }
         let object = try JSONSerialization.jsonObject(with: data, options: readingOptions)
         return removesKeysWithNullValues ? Self.removingNulls(object) : object

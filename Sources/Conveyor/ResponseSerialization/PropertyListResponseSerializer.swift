@@ -20,7 +20,7 @@ public struct PropertyListResponseSerializer: ResponseSerializer {
 
     /// Parses `data` (XML or binary, detected from the bytes).
     /// - Throws: `PropertyListSerialization`'s error.
-    public func serialize(request: URLRequest, response: HTTPURLResponse, data: Data) throws -> Any {
+    public func serialize(request: URLRequest, response: HTTPResponseHead, data: Data) throws -> Any {
         try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
     }
 }

@@ -31,7 +31,7 @@ public protocol ResponseSerializer: Sendable {
     ///   - response: The response head.
     /// - Returns: The empty value (empty `Data`, `""`, `NSNull` for JSON).
     /// - Throws: When the type has no empty value (the default): a Decodable model, an image.
-    func emptyResponseValue(request: URLRequest, response: HTTPURLResponse) throws -> Output
+    func emptyResponseValue(request: URLRequest, response: HTTPResponseHead) throws -> Output
 
     /// Produces the value for a response.
     /// - Parameters:
@@ -40,7 +40,7 @@ public protocol ResponseSerializer: Sendable {
     ///   - data: The body; empty when the server sent none.
     /// - Returns: The value.
     /// - Throws: Any error; the operation wraps it in ``ConveyorError/responseSerializationFailed(underlying:response:data:)``.
-    func serialize(request: URLRequest, response: HTTPURLResponse, data: Data) throws -> Output
+    func serialize(request: URLRequest, response: HTTPResponseHead, data: Data) throws -> Output
 }
 
 extension ResponseSerializer {
@@ -48,7 +48,7 @@ extension ResponseSerializer {
     public var acceptableContentTypes: Set<String>? { nil }
 
     /// Throws ``ResponseSerializationError/emptyBody``: most types have no empty value.
-    public func emptyResponseValue(request: URLRequest, response: HTTPURLResponse) throws -> Output {
+    public func emptyResponseValue(request: URLRequest, response: HTTPResponseHead) throws -> Output {
         throw ResponseSerializationError.emptyBody(status: response.statusCode)
     }
 }
@@ -81,20 +81,6 @@ public enum ResponseSerializationError: Error, Sendable, CustomStringConvertible
     }
 }
 
-extension HTTPURLResponse {
-    /// The MIME type of `Content-Type`, lower-case, without parameters.
-    ///
-    /// When a server sends the field twice (httpbin's `/response-headers` does, and so do
-    /// misconfigured proxies) URLSession joins the values with a comma, which
-    /// `HTTPURLResponse.mimeType` returns whole; like browsers, Conveyor uses the last value.
-    var contentMIMEType: String? {
-        guard let field = value(forHTTPHeaderField: "Content-Type") else { return mimeType?.lowercased() }
-        let last = field.split(separator: ",").last { $0.contains("/") } ?? Substring(field)
-        let type = last.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-        return type.isEmpty ? nil : type
-    }
-}
-
 /// Matches MIME types against acceptable sets with `type/*`, `*/*` and `+suffix` entries.
 enum ContentTypes {
     static func matches(_ mimeType: String?, _ acceptable: Set<String>) -> Bool {
@@ -117,10 +103,10 @@ public struct DataResponseSerializer: ResponseSerializer {
     public init() {}
 
     /// Empty `Data`.
-    public func emptyResponseValue(request: URLRequest, response: HTTPURLResponse) throws -> Data { Data() }
+    public func emptyResponseValue(request: URLRequest, response: HTTPResponseHead) throws -> Data { Data() }
 
     /// Returns `data` itself.
-    public func serialize(request: URLRequest, response: HTTPURLResponse, data: Data) throws -> Data { data }
+    public func serialize(request: URLRequest, response: HTTPResponseHead, data: Data) throws -> Data { data }
 }
 
 extension ResponseSerializer where Self == DataResponseSerializer {

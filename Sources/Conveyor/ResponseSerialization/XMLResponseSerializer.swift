@@ -20,7 +20,7 @@ public struct XMLParserResponseSerializer: ResponseSerializer {
     public init() {}
 
     /// A parser over `data`; nothing is parsed until you call `parse()`.
-    public func serialize(request: URLRequest, response: HTTPURLResponse, data: Data) throws -> XMLParser {
+    public func serialize(request: URLRequest, response: HTTPResponseHead, data: Data) throws -> XMLParser {
         XMLParser(data: data)
     }
 }
@@ -122,7 +122,7 @@ public struct XMLTreeResponseSerializer: ResponseSerializer {
 
     /// Parses `data`.
     /// - Throws: ``ResponseSerializationError/invalidXML(line:column:reason:)``.
-    public func serialize(request: URLRequest, response: HTTPURLResponse, data: Data) throws -> XMLTree {
+    public func serialize(request: URLRequest, response: HTTPResponseHead, data: Data) throws -> XMLTree {
         try XMLTree.parse(data)
     }
 }

@@ -27,15 +27,18 @@ public final class HTTPStream: AsyncSequence, Sendable {
     public static let defaultBufferLimit = 4 * 1024 * 1024
 
     /// The validated response head.
-    public let response: HTTPURLResponse
+    public let head: HTTPResponseHead
     /// Bytes held ahead of the consumer before the transfer pauses.
     public let bufferLimit: Int
 
     let operation: HTTPRequestOperation
     let channel: BodyChannel
 
-    init(response: HTTPURLResponse, operation: HTTPRequestOperation, channel: BodyChannel) {
-        self.response = response
+    /// The validated response head as Foundation's type, built on first access.
+    public var response: HTTPURLResponse { head.urlResponse }
+
+    init(head: HTTPResponseHead, operation: HTTPRequestOperation, channel: BodyChannel) {
+        self.head = head
         self.operation = operation
         self.channel = channel
         self.bufferLimit = channel.limit
@@ -127,6 +130,6 @@ extension HTTPClient {
         } onCancel: {
             operation.cancel()
         }
-        return HTTPStream(response: head, operation: operation, channel: channel)
+        return HTTPStream(head: head, operation: operation, channel: channel)
     }
 }

@@ -99,14 +99,14 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             while true {
                 do {
                     let stream = try await events.client.stream(request, bufferLimit: events.bufferLimit)
-                    if stream.response.statusCode == 204 {
+                    if stream.head.statusCode == 204 {
                         stream.cancel()
                         return nil
                     }
-                    guard stream.response.contentMIMEType == "text/event-stream" else {
+                    guard stream.head.mimeType == "text/event-stream" else {
                         stream.cancel()
                         throw ConveyorError.unacceptableContentType(
-                            stream.response.contentMIMEType, acceptable: ["text/event-stream"], response: stream.response, data: nil)
+                            stream.head.mimeType, acceptable: ["text/event-stream"], response: stream.response, data: nil)
                     }
                     return stream
                 } catch let error as ConveyorError where Self.isConnectionLoss(error) {

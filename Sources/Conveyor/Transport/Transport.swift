@@ -44,7 +44,7 @@ protocol TransportTask: Sendable {
 /// Receives the events of one transport task. Calls for one task never overlap.
 protocol TransportTaskDelegate: AnyObject, Sendable {
     /// The response head arrived. Called once per task, before any body chunk.
-    func transportDidReceive(response: HTTPURLResponse)
+    func transportDidReceive(response: HTTPResponseHead)
     /// A chunk of the response body arrived.
     func transportDidReceive(data: Data)
     /// Request body bytes were written to the connection.
@@ -56,7 +56,7 @@ protocol TransportTaskDelegate: AnyObject, Sendable {
     /// transports that can (the curl transport).
     func transportDidCollect(metrics: TransferMetrics)
     /// The exchange ended. `response` is the last response head seen, if any.
-    func transportDidComplete(response: HTTPURLResponse?, error: (any Error)?)
+    func transportDidComplete(response: HTTPResponseHead?, error: (any Error)?)
 }
 
 extension TransportTaskDelegate {

@@ -49,7 +49,7 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, @uncheck
         }
         if let http = response as? HTTPURLResponse {
             storeCookies(of: http, for: dataTask)
-            delegate(for: dataTask)?.transportDidReceive(response: http)
+            delegate(for: dataTask)?.transportDidReceive(response: HTTPResponseHead(http))
         }
         completionHandler(.allow)
     }
@@ -107,6 +107,6 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, @uncheck
         // A refused redirect's 3xx reaches only this callback, and may set cookies too.
         if let http = task.response as? HTTPURLResponse { storeCookies(of: http, for: task) }
         let delegate = delegates.withLock { $0.removeValue(forKey: task.taskIdentifier) }
-        delegate?.transportDidComplete(response: task.response as? HTTPURLResponse, error: error)
+        delegate?.transportDidComplete(response: (task.response as? HTTPURLResponse).map(HTTPResponseHead.init), error: error)
     }
 }

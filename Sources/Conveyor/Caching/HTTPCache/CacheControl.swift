@@ -106,9 +106,9 @@ extension CachedResponse {
 
     /// The entry after a `304 Not Modified`: its headers replaced by the 304's (§4.3.4),
     /// its times those of the revalidation.
-    func refreshed(with notModified: HTTPURLResponse, requestDate: Date, responseDate: Date) -> CachedResponse {
+    func refreshed(with notModified: HTTPResponseHead, requestDate: Date, responseDate: Date) -> CachedResponse {
         var copy = self
-        for (name, value) in notModified.headerFields {
+        for (name, value) in notModified.headers {
             let lowered = name.lowercased()
             // The stored body's framing stays the stored body's.
             if lowered == "content-length" || lowered == "content-encoding" || lowered == "transfer-encoding" { continue }

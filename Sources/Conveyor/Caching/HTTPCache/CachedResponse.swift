@@ -52,14 +52,15 @@ public struct CachedResponse: Sendable, Equatable {
         self.responseDate = responseDate
     }
 
-    /// The entry as the `HTTPURLResponse` a caller sees, with an `Age` header as RFC 9111
-    /// §5.1 asks of a cache.
+    /// The entry as the response head a caller sees, with an `Age` header as RFC 9111 §5.1
+    /// asks of a cache.
     /// - Parameter now: The time to compute the age at; default now.
-    /// - Returns: The response head; nil if Foundation refuses the stored values (treated as a miss).
-    func httpResponse(at now: Date = Date()) -> HTTPURLResponse? {
+    /// - Returns: The response head; nil for a status code HTTP does not have (treated as a miss).
+    func httpResponse(at now: Date = Date()) -> HTTPResponseHead? {
+        guard (100...999).contains(statusCode) else { return nil }
         var fields = headers
         fields["Age"] = String(Int(currentAge(at: now)))
-        return HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: fields.dictionary)
+        return HTTPResponseHead(url: url, statusCode: statusCode, headers: fields)
     }
 
     /// The cache key: method and full URL, query included (corelibs `URLCache` ignores the

@@ -235,7 +235,7 @@ public final class HTTPCache: Sendable {
     /// Whether `response` to `request` may be stored (see the type's documentation).
     /// `authenticated` says the transport answered a challenge with a credential for it: the
     /// request as sent carried `Authorization`, though the one the cache saw did not.
-    func canStore(_ response: HTTPURLResponse, for request: URLRequest, authenticated: Bool = false) -> Bool {
+    func canStore(_ response: HTTPResponseHead, for request: URLRequest, authenticated: Bool = false) -> Bool {
         let method = (request.httpMethod ?? "GET").uppercased()
         guard method == "GET" || method == "HEAD", Self.storableStatusCodes.contains(response.statusCode) else { return false }
         let requestControl = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
@@ -257,7 +257,7 @@ public final class HTTPCache: Sendable {
     }
 
     /// Removes what a successful unsafe request made stale (RFC 9111 §4.4).
-    func invalidate(after response: HTTPURLResponse, to request: URLRequest) {
+    func invalidate(after response: HTTPResponseHead, to request: URLRequest) {
         guard (200..<400).contains(response.statusCode), let url = request.url else { return }
         remove(for: url)
         for header in ["Location", "Content-Location"] {
@@ -281,9 +281,9 @@ public final class HTTPCache: Sendable {
     }
 
     /// The entry built from a network response, for storage.
-    func entry(for request: URLRequest, response: HTTPURLResponse, body: Data, requestDate: Date) -> CachedResponse? {
+    func entry(for request: URLRequest, response: HTTPResponseHead, body: Data, requestDate: Date) -> CachedResponse? {
         guard let url = request.url else { return nil }
-        var headers = response.headerFields
+        var headers = response.headers
         // A cookie set for one user must never be handed to another with a stored response.
         headers["Set-Cookie"] = nil
         // The body is stored decoded; the stored framing must describe it.

@@ -81,7 +81,7 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
         var authenticated = false
         var notModified: CachedResponse?
         var buffer: Data?
-        var response: HTTPURLResponse?
+        var response: HTTPResponseHead?
     }
 
     private let cache: HTTPCache
@@ -100,7 +100,7 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
         self.mode = mode
     }
 
-    func transportDidReceive(response: HTTPURLResponse) {
+    func transportDidReceive(response: HTTPResponseHead) {
         guard case .load(let revalidating, _) = mode else {
             inner.transportDidReceive(response: response)
             return
@@ -153,7 +153,7 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
         inner.transportDidCollect(metrics: metrics)
     }
 
-    func transportDidComplete(response: HTTPURLResponse?, error: (any Error)?) {
+    func transportDidComplete(response: HTTPResponseHead?, error: (any Error)?) {
         let (notModified, buffer, head) = state.withLock { ($0.notModified, $0.buffer, $0.response) }
         switch mode {
         case .invalidate:

@@ -38,10 +38,10 @@
             var body: CurlRequestBody?
             var headerList = UncheckedSendableBox<Handle?>(value: nil)
             var head = CurlResponseHead()
-            var response: HTTPURLResponse?
+            var response: HTTPResponseHead?
             /// A 401/407 head (and its body) kept back until it is known whether the challenge is
             /// answered: a response the caller never sees if it is.
-            var held: (response: HTTPURLResponse, head: CurlResponseHead, body: Data)?
+            var held: (response: HTTPResponseHead, head: CurlResponseHead, body: Data)?
             var bytesSent: Int64 = 0
             var cancelled = false
             var completed = false
@@ -229,7 +229,7 @@
         // MARK: - libcurl callbacks (the multi handle's owner)
 
         fileprivate func didReceiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int {
-            let deliver = state.withLock { state -> HTTPURLResponse? in
+            let deliver = state.withLock { state -> HTTPResponseHead? in
                 guard !state.cancelled else { return nil }
                 if state.head.consume(bytes) == false {
                     // A new head after a held 401 means libcurl answered the challenge itself.
@@ -345,7 +345,7 @@
         }
 
         /// Tells the delegate the transfer ended, once.
-        func complete(response: HTTPURLResponse?, error: (any Error)?) {
+        func complete(response: HTTPResponseHead?, error: (any Error)?) {
             let first = state.withLock { state -> Bool in
                 defer {
                     state.completed = true
@@ -358,11 +358,12 @@
 
         /// Asks the delegate about a 401/407 challenge; true when the transfer is to be sent again
         /// with the credential it chose.
-        private func prepareAnswer(to response: HTTPURLResponse, head: CurlResponseHead) -> Bool {
+        private func prepareAnswer(to response: HTTPResponseHead, head: CurlResponseHead) -> Bool {
             let isProxy = response.statusCode == 407
             guard let challengeLine = head.values(of: isProxy ? "Proxy-Authenticate" : "WWW-Authenticate").first else { return false }
             let failures = state.withLock { $0.failedChallenges }
-            let challenge = CurlChallenge.make(line: challengeLine, url: url, isProxy: isProxy, failures: failures, response: response)
+            let challenge = CurlChallenge.make(
+                line: challengeLine, url: url, isProxy: isProxy, failures: failures, response: response.urlResponse)
             let (disposition, credential) = delegate.transportDisposition(for: challenge)
             guard disposition == .useCredential, let user = credential?.user, let password = credential?.password,
                 failures < 5, bodySource.map({ if case .stream = $0 { false } else { true } }) ?? true
