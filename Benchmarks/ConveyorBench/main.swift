@@ -270,7 +270,9 @@ struct Row: Codable {
     let newConnections: [Int]?
 }
 var rows: [Row] = []
-for scenario in scenarios {
+// --transfers-only: the downloads and the JSON body (scenarios 3-4) and nothing else.
+let transfersOnly = arguments.contains("--transfers-only")
+for scenario in transfersOnly ? [] : scenarios {
     // Warm up each client's connections at the scenario's concurrency (a later rep that still
     // opens connections shows a pool too small to keep them), then interleave clients rep by rep.
     for entry in scenario.entries {
@@ -338,6 +340,22 @@ func printRows(_ rows: [Row]) {
         print("  \(name)" + String(format: " %8.3f s  %8.1f µs/request", row.medianSeconds, row.microsecondsPerRequest) + ratios)
     }
 }
+/// One transfer comparison, as the plain-text report shows it.
+func printComparison(_ comparison: Comparison) {
+    print("\n\(comparison.scenario)")
+    print(
+        "  \(comparison.raw.padding(toLength: 36, withPad: " ", startingAt: 0))"
+            + String(format: " %8.3f s", comparison.rawMedianSeconds))
+    print(
+        "  \(comparison.conveyor.padding(toLength: 36, withPad: " ", startingAt: 0))"
+            + String(format: " %8.3f s  %.2fx raw", comparison.conveyorMedianSeconds, comparison.ratio)
+            + (comparison.ratioToCLI.map { ratio in
+                String(format: "  %.2fx curl CLI (%.3f s)", ratio, comparison.cliMedianSeconds!)
+                    + (comparison.cliTarget.map {
+                        String(format: "  [target ≤ %.2fx curl CLI: %@]", $0, ratio <= $0 ? "met" : "MISSED")
+                    } ?? "")
+            } ?? ""))
+}
 // --requests-only: the request scenarios (GETs and uploads) and nothing else (a few minutes).
 if arguments.contains("--requests-only") {
     server.stop()
@@ -352,6 +370,10 @@ for (label, transferClient) in [("Conveyor", client), ("Conveyor curl", curlClie
         jsonItems: smoke ? 50 : 12_000, reps: reps, isCurl: transferClient === curlClient)
 }
 server.stop()
+if transfersOnly {
+    for comparison in comparisons { printComparison(comparison) }
+    exit(0)
+}
 let requestMemory = try RequestMemory.measure(requests: option("--memory-requests") ?? (smoke ? 200 : 100_000))
 
 let multipartMegabytes = option("--multipart-mb") ?? (smoke ? 5 : 200)
@@ -373,21 +395,7 @@ if arguments.contains("--json") {
         "conveyor-bench: \(requestCount) requests, median of \(reps) rep(s), scenarios 1-4 against \(serverKind == "nginx" ? "nginx" : "the in-process LocalHTTPServer")\(smoke ? " (smoke mode: numbers are meaningless)" : "")"
     )
     printRows(rows)
-    for comparison in comparisons {
-        print("\n\(comparison.scenario)")
-        print(
-            "  \(comparison.raw.padding(toLength: 36, withPad: " ", startingAt: 0))"
-                + String(format: " %8.3f s", comparison.rawMedianSeconds))
-        print(
-            "  \(comparison.conveyor.padding(toLength: 36, withPad: " ", startingAt: 0))"
-                + String(format: " %8.3f s  %.2fx raw", comparison.conveyorMedianSeconds, comparison.ratio)
-                + (comparison.ratioToCLI.map { ratio in
-                    String(format: "  %.2fx curl CLI (%.3f s)", ratio, comparison.cliMedianSeconds!)
-                        + (comparison.cliTarget.map {
-                            String(format: "  [target ≤ %.2fx curl CLI: %@]", $0, ratio <= $0 ? "met" : "MISSED")
-                        } ?? "")
-                } ?? ""))
-    }
+    for comparison in comparisons { printComparison(comparison) }
     print("\n\(requestMemory.requests) small GETs through one client/session, each in a child process: RSS growth per request")
     print(
         String(

@@ -51,8 +51,9 @@ public final class HTTPResponseHead: @unchecked Sendable, CustomStringConvertibl
         self.statusCode = statusCode
         self.httpVersion = httpVersion
         parsedHeaders = headers
-        expectedContentLength =
-            headers["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }.map { $0 >= 0 ? $0 : -1 } ?? -1
+        // A plain number parses without Foundation's trimming (the usual case, on every response).
+        let length = headers["Content-Length"].flatMap { Int64($0) ?? Int64($0.trimmingCharacters(in: .whitespaces)) }
+        expectedContentLength = length.map { $0 >= 0 ? $0 : -1 } ?? -1
         built = Lock(Built())
     }
 

@@ -23,6 +23,7 @@
         case httpVersion = 84
         case caPath = 10097
         case noSignal = 99
+        case bufferSize = 98
         case acceptEncoding = 10102
         case writeData = 10001
         case httpAuth = 107

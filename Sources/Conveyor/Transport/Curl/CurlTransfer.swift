@@ -85,6 +85,12 @@
             if let list = state.withLock({ $0.headerList.value }) { library.slistFreeAll(list) }
         }
 
+        /// libcurl's receive buffer, the most body bytes one write callback hands over: the curl
+        /// command line's 100 kB rather than libcurl's 16 kB default. Each callback costs a `Data`,
+        /// locks and progress bookkeeping; measured on 50 MB from nginx (medians of 7): to a file
+        /// 47 → 35 ms, into memory 58 → 54 ms; small requests unchanged.
+        static let receiveBufferSize = 100 * 1024
+
         var isCancelled: Bool { state.withLock { $0.cancelled } }
 
         /// Marks the transfer cancelled; libcurl's next callback for it aborts.
@@ -144,6 +150,7 @@
             curl.setOption(handle, .errorBuffer, pointer: UnsafeRawPointer(errorBuffer))
             curl.setOption(handle, .pathAsIs, 1)
             curl.setOption(handle, .tcpNoDelay, 1)
+            curl.setOption(handle, .bufferSize, CurlTransfer.receiveBufferSize)
             curl.setOption(handle, .suppressConnectHeaders, 1)
             curl.setOption(handle, .httpVersion, CurlConstant.httpVersion2TLS)
             // Over TLS, wait for a connection being set up to tell (by ALPN) whether it multiplexes
