@@ -3,6 +3,11 @@
 //
 //   swift run -c release conveyor-bench [--requests N] [--reps N] [--download-mb N] [--memory-requests N]
 //                                       [--multipart-mb N] [--stream-mb N] [--server local|nginx] [--json] [--smoke]
+//                                       [--requests-only | --transfers-only] [--settle-ms N]
+//
+// --settle-ms N waits N ms before each client's turn in the request scenarios, so connections the
+// previous client left closing (corelibs URLSession opens dozens at 16 in flight) do not load the
+// next one's measurement; the default (0) runs them back to back, as the issue-21 tables did.
 import Conveyor
 import ConveyorTesting
 import Foundation
@@ -284,6 +289,7 @@ for scenario in transfersOnly ? [] : scenarios {
     var cliConnections: [Int] = []
     for _ in 0..<reps {
         for (index, entry) in scenario.entries.enumerated() {
+            if let settle = option("--settle-ms") { try await Task.sleep(for: .milliseconds(settle)) }
             let (seconds, opened) = try await server.newConnections {
                 try await measure(entry.fetch, requests: scenario.requests, inFlight: scenario.inFlight)
             }
