@@ -24,7 +24,8 @@ public final class HTTPResponseHead: @unchecked Sendable, CustomStringConvertibl
     public let url: URL
     /// The status code.
     public let statusCode: Int
-    /// The protocol of the status line: `HTTP/1.1`, `HTTP/2`, `HTTP/1.0`.
+    /// The protocol of the status line: `HTTP/1.1`, `HTTP/2`, `HTTP/1.0`. A head wrapping a
+    /// Foundation response says `HTTP/1.1` (Foundation does not tell; ``TransferMetrics`` does).
     public let httpVersion: String
     /// The body's length from `Content-Length`, or -1 when the head does not say (or says
     /// something that is not one length). Read once: the operation consults it for every chunk.
