@@ -52,9 +52,8 @@ public final class HTTPResponseHead: @unchecked Sendable, CustomStringConvertibl
         self.statusCode = statusCode
         self.httpVersion = httpVersion
         parsedHeaders = headers
-        // A plain number parses without Foundation's trimming (the usual case, on every response).
-        let length = headers["Content-Length"].flatMap { Int64($0) ?? Int64($0.trimmingCharacters(in: .whitespaces)) }
-        expectedContentLength = length.map { $0 >= 0 ? $0 : -1 } ?? -1
+        // The same reading as the operation's check of the field (RFC 9112 §6.3).
+        expectedContentLength = headers["Content-Length"].flatMap(HTTPRequestOperation.contentLength) ?? -1
         built = Lock(Built())
     }
 
@@ -98,23 +97,27 @@ public final class HTTPResponseHead: @unchecked Sendable, CustomStringConvertibl
     /// misconfigured proxies) the values arrive joined with a comma; like browsers, Conveyor
     /// uses the last one.
     public var mimeType: String? {
-        guard let field = value(forHTTPHeaderField: "Content-Type") else { return nil }
-        let last = field.split(separator: ",").last { $0.contains("/") } ?? Substring(field)
-        let type = last.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        guard let contentType else { return nil }
+        let type = contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
         return type.isEmpty ? nil : type
     }
 
     /// The `charset` parameter of `Content-Type` (unquoted), or nil.
     public var textEncodingName: String? {
-        guard let field = value(forHTTPHeaderField: "Content-Type") else { return nil }
-        let last = field.split(separator: ",").last { $0.contains("/") } ?? Substring(field)
-        for parameter in last.split(separator: ";").dropFirst() {
+        guard let contentType else { return nil }
+        for parameter in contentType.split(separator: ";").dropFirst() {
             let pair = parameter.split(separator: "=", maxSplits: 1)
             guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" else { continue }
             let value = pair[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
             return value.isEmpty ? nil : value
         }
         return nil
+    }
+
+    /// The `Content-Type` value that counts: the last of several joined with commas (see ``mimeType``).
+    private var contentType: Substring? {
+        guard let field = value(forHTTPHeaderField: "Content-Type") else { return nil }
+        return field.split(separator: ",").last { $0.contains("/") } ?? Substring(field)
     }
 
     /// The head as a Foundation response, built on first use and kept.

@@ -489,6 +489,8 @@ extension HTTPRequestOperation {
     /// same number repeated (the field sent twice, joined by the transport); nil for anything
     /// else — differing values, signs, spaces inside, or a number past `Int64`.
     static func contentLength(_ value: String) -> Int64? {
+        // One plain number, the usual case on every response: no splitting or trimming.
+        if !value.isEmpty, value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) { return Int64(value) }
         var length: Int64?
         for part in value.split(separator: ",", omittingEmptySubsequences: false) {
             let digits = part.trimmingCharacters(in: .whitespaces)
