@@ -22,7 +22,9 @@ struct PathResolverTests {
     func sameAsFoundation(base: String) throws {
         let resolver = PathResolver(baseURL: try #require(URL(string: base)))
         for path in Self.paths {
-            let expected = URL(string: path, relativeTo: resolver.baseURL)?.absoluteURL.absoluteString
+            // The empty path is the base itself (RFC 3986 §5.2.2, AFNetworking); corelibs says nil.
+            let expected =
+                path.isEmpty ? resolver.baseURL.absoluteString : URL(string: path, relativeTo: resolver.baseURL)?.absoluteURL.absoluteString
             #expect(resolver.resolve(path)?.absoluteString == expected, "\(base) + \(path)")
         }
     }

@@ -41,12 +41,12 @@ struct RedirectTests {
     func crossOriginStripsCredentials() async throws {
         try await withServer { server, client in
             server.route("/away") { _ in .init(status: 302, headers: ["Location": "http://localhost:\(server.port)/headers"]) }
-            client.setAuthorizationHeader(token: "secret")
+            client.setAuthorizationHeader(token: "redirect-test-token")
             client.setDefaultHeader("X-Keep", value: "yes")
             let headers = try await client.get("away").jsonObject["headers"] as? [String: String]
             #expect(headers?["Authorization"] == nil)
             #expect(headers?["X-Keep"] == "yes")
-            #expect(server.receivedRequests.first { $0.path == "/away" }?.headers["Authorization"] == "Bearer secret")
+            #expect(server.receivedRequests.first { $0.path == "/away" }?.headers["Authorization"] == "Bearer redirect-test-token")
         }
     }
 

@@ -44,7 +44,9 @@ struct ServerSentEventsTests {
         defer { server.stop() }
         let connections = Self.eventRoute(server)
         var events: [ServerSentEvent] = []
-        for try await event in testClient(server, transport).serverSentEvents("events", reconnectionDelay: 30) { events.append(event) }
+        for try await event in testClient(server, transport).serverSentEvents("events", reconnection: .init(initialDelay: 30)) {
+            events.append(event)
+        }
         #expect(
             events == [
                 ServerSentEvent(data: "first", id: "1"),

@@ -33,7 +33,7 @@ public final class NetworkActivityIndicatorManager: @unchecked Sendable {
         public func schedule(after delay: TimeInterval, _ work: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
             // DispatchWorkItem is thread-safe but not marked Sendable; the box says so.
             let item = UncheckedSendableBox(value: DispatchWorkItem(block: work))
-            queue.asyncAfter(deadline: .now() + delay, execute: item.value)
+            queue.asyncAfter(deadline: Seconds.dispatchTime(after: delay), execute: item.value)
             return { item.value.cancel() }
         }
     }

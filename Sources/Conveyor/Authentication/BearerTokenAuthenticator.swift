@@ -51,29 +51,43 @@ public final class BearerTokenAuthenticator: Authenticator, @unchecked Sendable 
     /// Seconds before ``Credential/expiresAt`` at which the token is refreshed rather than
     /// sent. Default 60.
     public let refreshWindow: TimeInterval
-    /// The longest a refresh may take; one that takes longer fails every waiting operation
-    /// with ``ConveyorError/CredentialRefreshFailureReason/timedOut(after:)``. Default 30.
+    /// The longest a refresh may take, at most ``maximumRefreshTimeout``: at this deadline every
+    /// waiting operation fails with ``ConveyorError/CredentialRefreshFailureReason/timedOut(after:)``,
+    /// whatever the closure does (it is cancelled, and a late result is discarded). Default 30.
     public let refreshTimeout: TimeInterval
+
+    /// The longest ``refreshTimeout`` there is: 3,600 s. A longer one (`.infinity` included) is
+    /// clamped to it; a negative or NaN one becomes 0.
+    public static let maximumRefreshTimeout: TimeInterval = 3600
 
     private let refreshCredential: Refresh
     private struct State {
         var credential: Credential?
+        /// The credential came from the last refresh: it is sent as it is, even inside the
+        /// refresh window, until it expires (refreshing again at once would loop).
+        var isFromRefresh = false
         var waiting: [@Sendable (Result<Void, ConveyorError>) -> Void]?
         var refreshCount = 0
+        /// Numbers each refresh, so that the loser of the race between a refresh and its
+        /// timeout finds it settled.
+        var generation = 0
+        var timeoutTimer: DeadlineTimer?
     }
     private let state: Lock<State>
 
     /// Creates an authenticator.
     /// - Parameters:
     ///   - credential: The credential to start with; nil refreshes before the first request.
-    ///   - refreshWindow: Seconds before expiry at which to refresh; default 60.
-    ///   - refreshTimeout: The longest a refresh may take; default 30.
+    ///   - refreshWindow: Seconds before expiry at which to refresh; default 60 (clamped to
+    ///     0 ... 1 day: NaN or a negative value is 0).
+    ///   - refreshTimeout: The longest a refresh may take; default 30 (clamped to 0 ...
+    ///     ``maximumRefreshTimeout``).
     ///   - refresh: Gets a new credential; called once for all operations waiting for one.
     public init(
         credential: Credential?, refreshWindow: TimeInterval = 60, refreshTimeout: TimeInterval = 30, refresh: @escaping Refresh
     ) {
-        self.refreshWindow = refreshWindow
-        self.refreshTimeout = refreshTimeout
+        self.refreshWindow = Seconds.clamped(refreshWindow, to: 0...86_400)
+        self.refreshTimeout = Seconds.clamped(refreshTimeout, to: 0...Self.maximumRefreshTimeout)
         self.refreshCredential = refresh
         self.state = Lock(State(credential: credential))
     }
@@ -85,14 +99,15 @@ public final class BearerTokenAuthenticator: Authenticator, @unchecked Sendable 
     public var refreshCount: Int { state.withLock { $0.refreshCount } }
 
     /// Stamps `Authorization: Bearer <token>`; nil (refresh first) when there is no token, one
-    /// expiring within ``refreshWindow``, or a refresh running.
+    /// expiring within ``refreshWindow`` (unless the last refresh just returned it: a fresh
+    /// credential is used as it is until it expires), or a refresh running.
     /// - Parameter request: The attempt about to be sent.
     /// - Returns: The access token stamped, as the credential's identifier.
     public func apply(to request: inout URLRequest) -> String? {
         let now = Date()
         let token = state.withLock { state -> String? in
-            guard state.waiting == nil, let credential = state.credential else { return nil }
-            if let expiry = credential.expiresAt, expiry.timeIntervalSince(now) <= refreshWindow { return nil }
+            guard state.waiting == nil, let credential = state.credential, isUsable(credential, fresh: state.isFromRefresh, at: now)
+            else { return nil }
             return credential.accessToken
         }
         guard let token else { return nil }
@@ -118,12 +133,13 @@ public final class BearerTokenAuthenticator: Authenticator, @unchecked Sendable 
             }
             // Replaced since that attempt was stamped, and still good: nothing to do.
             if let credential = state.credential, credential.accessToken != credentialID,
-                credential.expiresAt.map({ $0.timeIntervalSince(now) > refreshWindow }) ?? true
+                isUsable(credential, fresh: state.isFromRefresh, at: now)
             {
                 return .alreadyReplaced
             }
             state.waiting = [completion]
             state.refreshCount += 1
+            state.generation += 1
             return .begin(state.credential)
         }
         switch start {
@@ -133,32 +149,68 @@ public final class BearerTokenAuthenticator: Authenticator, @unchecked Sendable 
         }
     }
 
+    /// Whether `credential` may be sent at `now`: not expired, and outside the refresh window
+    /// unless it is `fresh` from a refresh.
+    private func isUsable(_ credential: Credential, fresh: Bool, at now: Date) -> Bool {
+        guard let expiry = credential.expiresAt else { return true }
+        let left = expiry.timeIntervalSince(now)
+        return fresh ? left > 0 : left > refreshWindow
+    }
+
+    /// Runs the caller's closure in a Task of its own and arms Conveyor's own timer beside it:
+    /// whichever ends first settles the refresh. The timer does not wait for the closure (a
+    /// task group would, and a closure that ignores cancellation held every waiting operation).
     private func run(from current: Credential?) {
         let refresh = refreshCredential
         let timeout = refreshTimeout
-        Task {
+        let generation = state.withLock { $0.generation }
+        let work = Task { [weak self] in
             let result: Result<Credential, ConveyorError>
             do {
-                let credential = try await withThrowingTaskGroup(of: Credential?.self) { group in
-                    group.addTask { try await refresh(current) }
-                    group.addTask {
-                        try await Task.sleep(nanoseconds: UInt64(max(0, timeout) * 1e9))
-                        return nil  // the timeout won
-                    }
-                    defer { group.cancelAll() }
-                    return try await group.next() ?? nil
-                }
-                result = credential.map { .success($0) } ?? .failure(.credentialRefreshFailed(reason: .timedOut(after: timeout)))
+                result = .success(try await refresh(current))
             } catch {
                 result = .failure(.credentialRefreshFailed(reason: .refreshFailed(error)))
             }
-            let waiting = state.withLock { state -> [@Sendable (Result<Void, ConveyorError>) -> Void] in
-                if case .success(let credential) = result { state.credential = credential }
-                defer { state.waiting = nil }
-                return state.waiting ?? []
-            }
-            let outcome = result.map { _ in () }
-            for completion in waiting { completion(outcome) }
+            self?.settle(generation, with: result)
         }
+        let timer = DeadlineScheduler.shared.schedule(after: timeout) { [weak self] in
+            work.cancel()
+            guard let self else { return }
+            // Off the timer thread: completions resume operations.
+            DispatchQueue.global().async {
+                self.settle(generation, with: .failure(.credentialRefreshFailed(reason: .timedOut(after: timeout))))
+            }
+        }
+        state.withLock { state in
+            // The refresh may have settled already (a closure that returns at once).
+            if state.generation == generation, state.waiting != nil { state.timeoutTimer = timer } else { timer.cancel() }
+        }
+    }
+
+    /// Ends refresh `generation` once: the first of the closure and the timeout wins; the other
+    /// finds it settled and is discarded.
+    private func settle(_ generation: Int, with result: Result<Credential, ConveyorError>) {
+        let now = Date()
+        let settled = state.withLock { state -> ([@Sendable (Result<Void, ConveyorError>) -> Void], Result<Void, ConveyorError>)? in
+            guard state.generation == generation, let waiting = state.waiting else { return nil }
+            state.waiting = nil
+            state.timeoutTimer?.cancel()
+            state.timeoutTimer = nil
+            switch result {
+            case .success(let credential):
+                // Expired on arrival: sending it would be refused, and refreshing again at once
+                // would loop. The waiting operations fail; the next request refreshes anew.
+                if let expiry = credential.expiresAt, expiry <= now {
+                    return (waiting, .failure(.credentialRefreshFailed(reason: .expiredOnArrival(expiresAt: expiry))))
+                }
+                state.credential = credential
+                state.isFromRefresh = true
+                return (waiting, .success(()))
+            case .failure(let error):
+                return (waiting, .failure(error))
+            }
+        }
+        guard let (waiting, outcome) = settled else { return }
+        for completion in waiting { completion(outcome) }
     }
 }

@@ -37,6 +37,14 @@ extension HTTPClient {
         /// Stamps a credential on every request and refreshes it once for all waiting
         /// operations (``BearerTokenAuthenticator``); nil (the default) for none.
         public var authenticator: (any Authenticator)?
+        /// Origins besides the base URL's that receive the client's credentials: the
+        /// ``authenticator``'s, a default `Authorization` header (and the other headers in
+        /// ``RedirectPolicy/headersRemovedAcrossOrigins``) and ``HTTPClient/defaultCredential``.
+        /// A request to any other origin — an absolute URL (`https://other.example/x`) or a
+        /// scheme-relative path (`//other.example/x`) — is sent without them. Only the scheme,
+        /// host and port of each URL count. A client without a base URL sends credentials to
+        /// these origins alone. Default none.
+        public var credentialOrigins: [URL] = []
         /// Decides how authentication challenges are answered; nil uses the credentials.
         public var authenticationChallengeHandler: AuthenticationChallengeHandler?
         /// The template for the client's `URLSession`; copied at creation, with its `urlCache`

@@ -33,7 +33,7 @@ extension HTTPClient {
         let semaphore = DispatchSemaphore(value: 0)
         let watch = Self.watchFinishes(of: operationQueue.operations.compactMap { $0 as? HTTPRequestOperation }) { semaphore.signal() }
         defer { watch.stop() }
-        return watch.finished || semaphore.wait(timeout: .now() + timeout) == .success
+        return watch.finished || semaphore.wait(timeout: Seconds.dispatchTime(after: timeout)) == .success
     }
 
     /// Stops the client for shutdown: nothing new starts, running operations may finish within
@@ -95,6 +95,6 @@ extension HTTPClient {
     /// Runs `work` after `seconds` on a dispatch timer: the outcome (finished or timed out) is
     /// decided when the time comes, even if the awaiting Task's executor is busy.
     static func afterTimeout(_ seconds: TimeInterval, _ work: @escaping @Sendable () -> Void) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, seconds), execute: work)
+        DispatchQueue.global().asyncAfter(deadline: Seconds.dispatchTime(after: seconds), execute: work)
     }
 }

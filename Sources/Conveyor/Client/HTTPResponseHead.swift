@@ -95,29 +95,20 @@ public final class HTTPResponseHead: @unchecked Sendable, CustomStringConvertibl
     ///
     /// When a server sends the field twice (httpbin's `/response-headers` does, and so do
     /// misconfigured proxies) the values arrive joined with a comma; like browsers, Conveyor
-    /// uses the last one.
-    public var mimeType: String? {
-        guard let contentType else { return nil }
-        let type = contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-        return type.isEmpty ? nil : type
-    }
+    /// uses the last one. Quoted parameter values are read as RFC 9110 says (a comma or
+    /// semicolon inside quotes is text); nil too when the field is not a media type.
+    public var mimeType: String? { contentType?.essence }
 
     /// The `charset` parameter of `Content-Type` (unquoted), or nil.
     public var textEncodingName: String? {
-        guard let contentType else { return nil }
-        for parameter in contentType.split(separator: ";").dropFirst() {
-            let pair = parameter.split(separator: "=", maxSplits: 1)
-            guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" else { continue }
-            let value = pair[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-            return value.isEmpty ? nil : value
-        }
-        return nil
+        guard let value = contentType?.parameter("charset"), !value.isEmpty else { return nil }
+        return value
     }
 
-    /// The `Content-Type` value that counts: the last of several joined with commas (see ``mimeType``).
-    private var contentType: Substring? {
-        guard let field = value(forHTTPHeaderField: "Content-Type") else { return nil }
-        return field.split(separator: ",").last { $0.contains("/") } ?? Substring(field)
+    /// The `Content-Type` value that counts: the last valid one of several joined with commas
+    /// (see ``mimeType``).
+    private var contentType: MediaType? {
+        value(forHTTPHeaderField: "Content-Type").flatMap(MediaType.parse(field:))
     }
 
     /// The head as a Foundation response, built on first use and kept.

@@ -24,6 +24,9 @@ struct PathResolver: Sendable {
 
     /// The absolute URL for `path`, or nil when it cannot be parsed.
     func resolve(_ path: String) -> URL? {
+        // The empty reference is the base itself (RFC 3986 §5.2.2, and AFNetworking's
+        // `URLWithString:relativeToURL:`); corelibs' `URL(string: "")` is nil.
+        if path.isEmpty { return baseURL }
         if let prefix, Self.isPlainRelativePath(path) { return URL(string: prefix + path) }
         return URL(string: path, relativeTo: baseURL)?.absoluteURL
     }

@@ -58,6 +58,36 @@ public enum ConveyorError: Error, Sendable {
     /// The client's ``Authenticator`` could not get a new credential; every operation that was
     /// waiting for it fails with this.
     case credentialRefreshFailed(reason: CredentialRefreshFailureReason)
+    /// A streamed body (``HTTPStream``, its lines, ``ServerSentEvents``) could not go on: a line or
+    /// an event passed its size limit, the stream was iterated a second time, or reconnection
+    /// gave up.
+    case streamFailed(reason: StreamFailureReason)
+
+    /// Why a stream ended with an error.
+    public enum StreamFailureReason: Sendable, CustomStringConvertible {
+        /// A line of ``HTTPStream/lines`` was longer than `limit` bytes (without its line end).
+        case lineTooLong(limit: Int)
+        /// A Server-Sent Event's `data` (or one of its lines) was larger than `limit` bytes.
+        case eventTooLarge(limit: Int)
+        /// The stream had already been iterated: a stream has one consumer, and a second
+        /// iterator fails at once rather than wait for chunks that go to the first.
+        case alreadyIterated
+        /// ``ServerSentEvents`` stopped reconnecting after `attempts` consecutive connections
+        /// that failed or delivered no event; `lastError` is the last failure, nil when the
+        /// server closed the connection cleanly.
+        case reconnectionGaveUp(attempts: Int, lastError: (any Error)?)
+
+        /// A readable explanation.
+        public var description: String {
+            switch self {
+            case .lineTooLong(let limit): return "a line was longer than \(limit) bytes"
+            case .eventTooLarge(let limit): return "an event was larger than \(limit) bytes"
+            case .alreadyIterated: return "the stream is already being iterated; a stream has one consumer"
+            case .reconnectionGaveUp(let attempts, let error):
+                return "gave up after \(attempts) consecutive failed connections\(error.map { " (last: \($0))" } ?? "")"
+            }
+        }
+    }
 
     /// Why parameters could not be encoded.
     public enum ParameterEncodingFailureReason: Sendable, CustomStringConvertible {
@@ -137,12 +167,22 @@ public enum ConveyorError: Error, Sendable {
         case refreshFailed(any Error)
         /// The refresh took longer than the authenticator's timeout.
         case timedOut(after: TimeInterval)
+        /// The refresh returned a credential that had already expired: sending it would be
+        /// refused and refreshing again at once would loop.
+        case expiredOnArrival(expiresAt: Date)
+        /// The refreshes succeeded, yet the authenticator still had no credential to send for
+        /// this attempt (its credential kept expiring before it could be used).
+        case noUsableCredential(refreshes: Int)
 
         /// A readable explanation.
         public var description: String {
             switch self {
             case .refreshFailed(let error): return "the refresh failed: \(error)"
             case .timedOut(let seconds): return "the refresh took longer than \(String(format: "%.3g", seconds)) s"
+            case .expiredOnArrival(let expiry):
+                return "the refresh returned a credential that had already expired (at \(ISO8601DateFormatter().string(from: expiry)))"
+            case .noUsableCredential(let refreshes):
+                return "after \(refreshes) refreshes the authenticator still had no credential to send"
             }
         }
     }
@@ -237,7 +277,7 @@ extension ConveyorError {
         case .responseTooLarge(_, let response):
             return response
         case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
-            .network, .serverTrustFailed, .invalidHeader, .invalidMethod, .credentialRefreshFailed:
+            .network, .serverTrustFailed, .invalidHeader, .invalidMethod, .credentialRefreshFailed, .streamFailed:
             return nil
         }
     }
@@ -250,7 +290,8 @@ extension ConveyorError {
         case .responseSerializationFailed(_, _, let data), .authenticationFailed(_, let data):
             return data
         case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
-            .network, .redirectFailed, .responseTooLarge, .serverTrustFailed, .invalidHeader, .invalidMethod, .credentialRefreshFailed:
+            .network, .redirectFailed, .responseTooLarge, .serverTrustFailed, .invalidHeader, .invalidMethod, .credentialRefreshFailed,
+            .streamFailed:
             return nil
         }
     }
@@ -267,6 +308,7 @@ extension ConveyorError {
         case .outputStreamFailed(.cannotOpen(let underlying?)), .outputStreamFailed(.writeFailed(_, let underlying?)):
             return underlying
         case .credentialRefreshFailed(.refreshFailed(let underlying)): return underlying
+        case .streamFailed(.reconnectionGaveUp(_, let underlying?)): return underlying
         case .network(let error): return error
         default: return nil
         }
@@ -288,7 +330,10 @@ extension ConveyorError: CustomStringConvertible, CustomDebugStringConvertible, 
     public var debugDescription: String { description }
 
     /// A readable sentence describing the failure, including a short preview of any body.
-    public var description: String {
+    /// Secrets are hidden by name and — credentials Conveyor sent — by value.
+    public var description: String { Self.redaction.masked(unmaskedDescription) }
+
+    private var unmaskedDescription: String {
         switch self {
         case .invalidURL(let path, let baseURL):
             return
@@ -331,6 +376,8 @@ extension ConveyorError: CustomStringConvertible, CustomDebugStringConvertible, 
                 "Invalid header \"\(Self.printable(name))\": a name or value with CR, LF or NUL could inject other headers; nothing was sent."
         case .credentialRefreshFailed(let reason):
             return "Credential refresh failed: \(reason)."
+        case .streamFailed(let reason):
+            return "Stream failed: \(reason)."
         case .invalidMethod(let method):
             return
                 "Invalid method \"\(Self.printable(method))\": not an HTTP token, so it could inject headers or a second request; nothing was sent."

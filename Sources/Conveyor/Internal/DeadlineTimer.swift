@@ -107,8 +107,7 @@ final class DeadlineScheduler: @unchecked Sendable {
     }
 
     private static func deadline(after seconds: Double) -> UInt64 {
-        let nanoseconds = seconds.isFinite ? UInt64(max(0, min(seconds, 1e9)) * 1e9) : UInt64.max / 2
-        return DispatchTime.now().uptimeNanoseconds &+ nanoseconds
+        DispatchTime.now().uptimeNanoseconds &+ Seconds.nanoseconds(seconds)
     }
 
     private func run() {

@@ -34,7 +34,7 @@ enum CURLCommand {
             parts.append("# <streamed body not shown>")
         }
         parts.append(quote(redaction.url(request.url)))
-        return parts.joined(separator: " ")
+        return redaction.masked(parts.joined(separator: " "))
     }
 
     /// Single-quotes for POSIX shells; `'` becomes `'\''`.

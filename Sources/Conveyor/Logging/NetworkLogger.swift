@@ -254,6 +254,7 @@ public final class NetworkLogger: @unchecked Sendable {
 
     private func emit(_ entry: String, level: Level, _ settings: State) {
         let sink = settings.sink
+        let entry = settings.redaction.masked(entry)
         queue.async { sink.write(entry, level: level) }
     }
 }

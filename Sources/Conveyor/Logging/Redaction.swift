@@ -5,7 +5,8 @@ import Foundation
 #endif
 
 /// What the logger and ``HTTPRequestOperation/cURLDescription`` hide: header values, query
-/// parameters and form/JSON body fields with sensitive names print as `<redacted>`.
+/// parameters and form/JSON body fields with sensitive names print as `<redacted>`, and — by
+/// value, wherever they appear — the credentials Conveyor has sent (``masksSentValues``).
 public struct Redaction: Sendable {
     /// The text printed instead of a secret.
     public static let placeholder = "<redacted>"
@@ -16,6 +17,12 @@ public struct Redaction: Sendable {
     /// Query parameter and body field names (case-insensitive). Default `token`,
     /// `access_token`, `refresh_token`, `api_key`, `apikey`, `password`, `secret`, `client_secret`.
     public var parameterNames: Set<String>
+    /// Whether every credential value Conveyor has sent — credential header values, the token
+    /// of `Bearer`, the `user:password` of Basic (and its base64), cookie values, query and form
+    /// values with secret names — is hidden wherever it appears in the text: a response body
+    /// that echoes it, a URL nested in a query parameter. The 256 most recent values of 4 or more
+    /// characters are remembered. Default true; false in ``none``.
+    public var masksSentValues = true
 
     /// Creates a redaction.
     /// - Parameters:
@@ -32,7 +39,19 @@ public struct Redaction: Sendable {
     }
 
     /// Hides nothing. For local debugging only: logs then contain credentials.
-    public static let none = Redaction(headerNames: [], parameterNames: [])
+    public static let none: Redaction = {
+        var redaction = Redaction(headerNames: [], parameterNames: [])
+        redaction.masksSentValues = false
+        return redaction
+    }()
+
+    /// `text` with the credential values Conveyor has sent hidden (see ``masksSentValues``):
+    /// the last pass over every text that leaves the library.
+    /// - Parameter text: A log line, a cURL command, an error description.
+    /// - Returns: The text to print.
+    public func masked(_ text: String) -> String {
+        masksSentValues ? SentSecrets.shared.mask(text) : text
+    }
 
     /// The value to print for a header.
     /// - Parameters:
@@ -46,6 +65,9 @@ public struct Redaction: Sendable {
         if Self.urlHeaderNames.contains(lowered) { return location(value) }
         return value
     }
+
+    /// What a query value may hold unencoded (the placeholder's `<` and `>` are encoded).
+    private static let queryValueCharacters = CharacterSet.urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+#<>"))
 
     /// Response headers whose value is a URL, possibly relative.
     static let urlHeaderNames: Set<String> = ["location", "content-location", "refresh", "link"]
@@ -75,10 +97,24 @@ public struct Redaction: Sendable {
         guard let url else { return "(no URL)" }
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
         if components.password != nil { components.password = Self.placeholder }
-        if let items = components.percentEncodedQueryItems, items.contains(where: { isSecret(field: $0.name) }) {
-            components.percentEncodedQueryItems = items.map { item in
-                isSecret(field: item.name) && item.value != nil ? URLQueryItem(name: item.name, value: "%3Credacted%3E") : item
+        if let items = components.percentEncodedQueryItems {
+            var changed = false
+            let redacted = items.map { item -> URLQueryItem in
+                guard let value = item.value else { return item }
+                if isSecret(field: item.name) {
+                    changed = true
+                    return URLQueryItem(name: item.name, value: "%3Credacted%3E")
+                }
+                // A value that is itself a URL or a query (`to=ftp://x/?token=…`) carries
+                // parameters of its own.
+                guard let decoded = value.removingPercentEncoding, decoded.contains("=") else { return item }
+                let scrubbed = scrub(decoded)
+                guard scrubbed != decoded else { return item }
+                changed = true
+                return URLQueryItem(
+                    name: item.name, value: scrubbed.addingPercentEncoding(withAllowedCharacters: Self.queryValueCharacters))
             }
+            if changed { components.percentEncodedQueryItems = redacted }
         }
         return components.string ?? url.absoluteString
     }

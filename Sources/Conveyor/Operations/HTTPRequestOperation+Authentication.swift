@@ -11,18 +11,35 @@ extension HTTPRequestOperation {
     func authenticated(_ request: URLRequest, by authenticator: any Authenticator) -> URLRequest? {
         // The credential belongs to the origin the operation was made for: a redirect elsewhere
         // (which dropped `Authorization`) does not get it back.
-        guard Self.sameOrigin(request.url, self.request.url) else {
+        guard Origin.same(request.url, self.request.url) else {
             mutableState.withLock { $0.appliedCredentialID = nil }
             return request
         }
         var stamped = request
         if let credentialID = authenticator.apply(to: &stamped) {
-            mutableState.withLock { $0.appliedCredentialID = credentialID }
+            mutableState.withLock { state in
+                state.appliedCredentialID = credentialID
+                state.credentialWaits = 0
+            }
             return stamped
+        }
+        let waits = mutableState.withLock { state -> Int in
+            state.credentialWaits += 1
+            return state.credentialWaits
+        }
+        // One wait is the rule; a second or third lets a refresh another operation started
+        // meanwhile finish. Past that the authenticator's credentials expire faster than they
+        // can be used, and waiting again would loop.
+        guard waits <= Self.maximumCredentialWaits else {
+            fail(.credentialRefreshFailed(reason: .noUsableCredential(refreshes: waits - 1)), response: nil, retryable: false)
+            return nil
         }
         waitForCredential(from: authenticator, replacing: nil)
         return nil
     }
+
+    /// Refreshes one attempt may wait for before it fails (see ``authenticated(_:by:)``).
+    static let maximumCredentialWaits = 3
 
     /// Called with each final response head (and with the response of a task that failed on a
     /// refused challenge): a refusal of the credential this attempt carried parks the operation

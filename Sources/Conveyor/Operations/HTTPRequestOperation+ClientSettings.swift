@@ -38,7 +38,11 @@ extension HTTPRequestOperation {
         // Built by this client and enqueued on it: nothing to take again (the hot path).
         if mutableState.withLock({ $0.adoptedClient === client }) { return }
         let configuration = client.configuration
-        let defaultCredential = client.defaultCredential
+        // The client's credentials go to its own origins only: an operation for another origin
+        // gets neither its default credential nor its authenticator.
+        let inScope = client.credentialScope.contains(request.url)
+        let defaultCredential = inScope ? client.defaultCredential : nil
+        let authenticator = inScope ? configuration.authenticator : nil
         mutableState.withLock { state in
             state.adoptedClient = client
             state.transport = client.transport
@@ -53,7 +57,7 @@ extension HTTPRequestOperation {
             if !assigned.contains(.cache) { state.cache = configuration.cache }
             if !assigned.contains(.maximumResponseSize) { state.maximumResponseSize = configuration.maximumResponseSize }
             if !assigned.contains(.credential) { state.credential = UncheckedSendableBox(value: defaultCredential) }
-            if !assigned.contains(.authenticator) { state.authenticator = configuration.authenticator }
+            if !assigned.contains(.authenticator) { state.authenticator = authenticator }
         }
     }
 }

@@ -63,6 +63,9 @@ extension HTTPRequestOperation {
         var appliedCredentialID: String?
         /// Attempts sent again after a credential refresh: at most one, and not retries.
         var credentialReplays = 0
+        /// Refreshes waited for before one attempt could be stamped; bounded so that an
+        /// authenticator whose credentials keep expiring at once cannot loop.
+        var credentialWaits = 0
         /// The client-inheritable settings assigned on the operation itself; a client leaves them alone.
         var assignedSettings: ClientSettings = []
         /// The client whose settings the operation took last (weak: a client owns its operations' queue).

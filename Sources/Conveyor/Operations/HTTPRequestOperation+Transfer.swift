@@ -66,6 +66,8 @@ extension HTTPRequestOperation {
             fail(.invalidHeader(name: name), response: nil, retryable: false)
             return
         }
+        // Every credential value sent is masked by value in the text Conveyor emits.
+        SentSecrets.shared.register(request)
         let (offset, validator) = mutableState.withLock { ($0.resumeOffset, $0.resumeValidator) }
         if offset > 0, let validator {
             request.setHeader("bytes=\(offset)-", for: "Range")
@@ -302,8 +304,8 @@ extension HTTPRequestOperation {
 
     /// Whether `space` (a server's challenge) comes from the origin of `url`: scheme, host and port.
     static func sameOrigin(_ space: URLProtectionSpace, _ url: URL?) -> Bool {
-        guard let origin = origin(of: url) else { return false }
-        return origin == (space.protocol?.lowercased() ?? origin.scheme, space.host.lowercased(), space.port)
+        guard let origin = Origin(url) else { return false }
+        return origin == Origin(space, fallbackScheme: origin.scheme)
     }
 
     /// Whether `credential` can be sent without rewriting the `Authorization` header: no control

@@ -86,7 +86,7 @@ extension HTTPRequestOperation {
                 next.setHeader(nil, for: name)
             }
         }
-        if !Self.sameOrigin(current.url, target) {
+        if !Origin.same(current.url, target) {
             for name in policy.headersRemovedAcrossOrigins {
                 next.setHeader(nil, for: name)
             }
@@ -118,14 +118,4 @@ extension HTTPRequestOperation {
         return components.url ?? url
     }
 
-    static func sameOrigin(_ lhs: URL?, _ rhs: URL?) -> Bool {
-        guard let lhs = origin(of: lhs), let rhs = origin(of: rhs) else { return false }
-        return lhs == rhs
-    }
-
-    /// The scheme, host (both lower-cased) and port — the default one when the URL has none — of `url`.
-    static func origin(of url: URL?) -> (scheme: String, host: String, port: Int)? {
-        guard let url, let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
-        return (scheme, host, url.port ?? (scheme == "https" ? 443 : 80))
-    }
 }

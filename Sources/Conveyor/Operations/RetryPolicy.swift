@@ -145,7 +145,8 @@ public struct RetryPolicy: Sendable {
     /// The `Retry-After` of a response in seconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3).
     static func retryAfter(_ response: HTTPURLResponse) -> TimeInterval? {
         guard let value = response.value(forHTTPHeaderField: "Retry-After")?.trimmingCharacters(in: .whitespaces) else { return nil }
-        if let seconds = TimeInterval(value) { return max(0, seconds) }
+        // delta-seconds are digits only (`1e3`, `inf` and `nan` are not numbers here); huge ones saturate.
+        if let seconds = Seconds.parseDeltaSeconds(value) { return seconds }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")

@@ -97,7 +97,7 @@
         private func startPolling() {
             let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "org.conveyor.reachability-poll"))
             timer.setEventHandler { [weak self] in self?.notify() }
-            timer.schedule(deadline: .now() + pollingInterval, repeating: pollingInterval)
+            timer.schedule(deadline: Seconds.dispatchTime(after: pollingInterval), repeating: Seconds.dispatchInterval(pollingInterval))
             timer.resume()
             state.withLock { $0.pollTimer = UncheckedSendableBox(value: timer) }
         }

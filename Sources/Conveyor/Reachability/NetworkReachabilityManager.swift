@@ -166,7 +166,7 @@ public final class NetworkReachabilityManager: @unchecked Sendable {
     private func evaluateSettling() {
         evaluate()
         for delay in [0.1, 0.5] {
-            evaluationQueue.asyncAfter(deadline: .now() + delay) { [weak self] in self?.evaluate() }
+            evaluationQueue.asyncAfter(deadline: Seconds.dispatchTime(after: delay)) { [weak self] in self?.evaluate() }
         }
     }
 

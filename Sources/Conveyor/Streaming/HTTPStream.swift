@@ -33,6 +33,8 @@ public final class HTTPStream: AsyncSequence, Sendable {
 
     let operation: HTTPRequestOperation
     let channel: BodyChannel
+    /// Whether an iterator was made: the body goes to one consumer.
+    private let iterated = Lock(false)
 
     /// The validated response head as Foundation's type, built on first access.
     public var response: HTTPURLResponse { head.urlResponse }
@@ -53,13 +55,15 @@ public final class HTTPStream: AsyncSequence, Sendable {
     /// Iterates the body's chunks.
     public struct AsyncIterator: AsyncIteratorProtocol {
         let channel: BodyChannel
-        let stopper: Stopper
+        /// Nil for a refused second iterator, which must not stop the first one's transfer.
+        let stopper: Stopper?
 
         /// The next chunk; nil at the end of the body.
-        /// - Throws: ``ConveyorError`` when the transfer failed or was cancelled.
+        /// - Throws: ``ConveyorError`` when the transfer failed or was cancelled, and
+        ///   ``ConveyorError/StreamFailureReason/alreadyIterated`` from a second iterator.
         public mutating func next() async throws -> Data? {
             let channel = channel
-            let stopper = stopper
+            guard let stopper else { throw ConveyorError.streamFailed(reason: .alreadyIterated) }
             return try await withTaskCancellationHandler {
                 try await channel.next()
             } onCancel: {
@@ -77,14 +81,35 @@ public final class HTTPStream: AsyncSequence, Sendable {
         deinit { stream.operation.cancel() }
     }
 
-    /// An iterator over the chunks; the sequence is meant to be iterated once.
+    /// An iterator over the chunks. A stream has one consumer: every iterator after the first
+    /// (another `for` loop, or ``lines`` after the chunks) throws
+    /// ``ConveyorError/StreamFailureReason/alreadyIterated`` at its first `next()`, and leaves
+    /// the first one's transfer alone.
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(channel: channel, stopper: Stopper(self))
+        let first = iterated.withLock { iterated in
+            defer { iterated = true }
+            return !iterated
+        }
+        return AsyncIterator(channel: channel, stopper: first ? Stopper(self) : nil)
     }
 
+    /// The default longest line of ``lines``: 1 MiB (1,048,576 bytes, without the line end).
+    public static let defaultMaximumLineLength = 1024 * 1024
+
     /// The body as UTF-8 text lines, split at CRLF, LF or a lone CR (as Server-Sent Events
-    /// accept); empty lines are kept, an unterminated last line is delivered at the end.
-    public var lines: HTTPStreamLines { HTTPStreamLines(stream: self) }
+    /// accept); empty lines are kept, an unterminated last line is delivered at the end. A line
+    /// longer than ``defaultMaximumLineLength`` ends the sequence with
+    /// ``ConveyorError/StreamFailureReason/lineTooLong(limit:)``.
+    public var lines: HTTPStreamLines { HTTPStreamLines(stream: self, maximumLength: Self.defaultMaximumLineLength) }
+
+    /// The body as text lines (see ``lines``) with another limit on a line's length.
+    /// - Parameter maximumLength: The longest line accepted, in bytes without the line end
+    ///   (at least 1); a longer one ends the sequence with
+    ///   ``ConveyorError/StreamFailureReason/lineTooLong(limit:)``.
+    /// - Returns: The lines.
+    public func lines(maximumLength: Int) -> HTTPStreamLines {
+        HTTPStreamLines(stream: self, maximumLength: Swift.max(1, maximumLength))
+    }
 }
 
 extension HTTPClient {

@@ -7,21 +7,30 @@ public struct HTTPStreamLines: AsyncSequence, Sendable {
     public typealias Element = String
 
     let stream: HTTPStream
+    /// The longest line accepted, in bytes without its line end.
+    public let maximumLength: Int
 
     /// Iterates the lines.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var chunks: HTTPStream.AsyncIterator
-        var splitter = LineSplitter()
+        var splitter: LineSplitter
         var ready: [String] = []
         var finished = false
 
         /// The next line; nil after the last one.
-        /// - Throws: ``ConveyorError`` when the transfer failed or was cancelled.
+        /// - Throws: ``ConveyorError`` when the transfer failed or was cancelled, or
+        ///   ``ConveyorError/StreamFailureReason/lineTooLong(limit:)``.
         public mutating func next() async throws -> String? {
             while ready.isEmpty {
                 if finished { return nil }
                 if let chunk = try await chunks.next() {
-                    ready = splitter.push(chunk)
+                    guard let lines = splitter.push(chunk) else {
+                        // Nobody reads past a line that cannot be held: stop the transfer.
+                        finished = true
+                        chunks.stopper?.stop()
+                        throw ConveyorError.streamFailed(reason: .lineTooLong(limit: splitter.maximumLength))
+                    }
+                    ready = lines
                 } else {
                     finished = true
                     ready = splitter.finish()
@@ -33,18 +42,25 @@ public struct HTTPStreamLines: AsyncSequence, Sendable {
 
     /// An iterator over the lines.
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(chunks: stream.makeAsyncIterator())
+        AsyncIterator(chunks: stream.makeAsyncIterator(), splitter: LineSplitter(maximumLength: maximumLength))
     }
 }
 
-/// Splits bytes into lines at CRLF, LF or CR, across chunk boundaries.
+/// Splits bytes into lines at CRLF, LF or CR, across chunk boundaries; holds at most
+/// `maximumLength` bytes of an unfinished line.
 struct LineSplitter {
+    /// The longest line, in bytes without its line end.
+    let maximumLength: Int
     private var pending: [UInt8] = []
     /// The previous chunk ended with a CR: an LF starting the next one belongs to it.
     private var afterCR = false
 
-    /// The lines completed by `chunk`.
-    mutating func push(_ chunk: Data) -> [String] {
+    init(maximumLength: Int = HTTPStream.defaultMaximumLineLength) {
+        self.maximumLength = max(1, maximumLength)
+    }
+
+    /// The lines completed by `chunk`; nil when a line passed ``maximumLength``.
+    mutating func push(_ chunk: Data) -> [String]? {
         var lines: [String] = []
         for byte in chunk {
             if afterCR {
@@ -60,6 +76,7 @@ struct LineSplitter {
                 lines.append(String(decoding: pending, as: UTF8.self))
                 pending.removeAll(keepingCapacity: true)
             default:
+                guard pending.count < maximumLength else { return nil }
                 pending.append(byte)
             }
         }

@@ -4,36 +4,13 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// One event of a Server-Sent Events stream (the WHATWG `EventSource` format).
-public struct ServerSentEvent: Sendable, Equatable {
-    /// The `event` field; `"message"` when the event named none.
-    public var type: String
-    /// The `data` lines, joined with `"\n"`.
-    public var data: String
-    /// The last `id` seen so far in the stream (the one sent as `Last-Event-ID` on reconnection); nil before any.
-    public var id: String?
-    /// The `retry` field of this event, in seconds; nil when it had none.
-    public var retry: TimeInterval?
-
-    /// Creates an event.
-    /// - Parameters:
-    ///   - type: The event type; default `"message"`.
-    ///   - data: The data.
-    ///   - id: The last event id; default nil.
-    ///   - retry: The reconnection time it set, in seconds; default nil.
-    public init(type: String = "message", data: String, id: String? = nil, retry: TimeInterval? = nil) {
-        self.type = type
-        self.data = data
-        self.id = id
-        self.retry = retry
-    }
-}
-
 /// Follows a Server-Sent Events endpoint: an `AsyncSequence` of ``ServerSentEvent``s that
 /// reconnects when the connection ends or drops — after the server's `retry` (default 3 s),
-/// sending `Last-Event-ID` — and stops on a 204, on an answer that is not a 2xx
-/// `text/event-stream` (thrown), or when the consumer stops (breaking out of the loop or
-/// cancelling the Task closes the connection).
+/// backing off after connections that fail or deliver nothing (``Reconnection``), sending
+/// `Last-Event-ID` — and stops on a 204, on an answer that is not a 2xx `text/event-stream`
+/// (thrown), or when the consumer stops (breaking out of the loop or cancelling the Task closes
+/// the connection and throws ``ConveyorError/cancelled(reason:)``). An event larger than
+/// ``maximumEventSize`` ends the sequence with ``ConveyorError/StreamFailureReason/eventTooLarge(limit:)``.
 ///
 /// ```swift
 /// for try await event in client.serverSentEvents("notifications") {
@@ -44,50 +21,92 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
     /// An event.
     public typealias Element = ServerSentEvent
 
+    /// The default of ``maximumEventSize``: 1 MiB.
+    public static let defaultMaximumEventSize = 1024 * 1024
+
     let client: HTTPClient
     let makeRequest: @Sendable () throws -> URLRequest
-    let reconnectionDelay: TimeInterval
+    /// When to reconnect, and when to give up.
+    public let reconnection: Reconnection
+    /// The largest `data` of one event (and the longest line of the stream), in bytes.
+    public let maximumEventSize: Int
     let bufferLimit: Int
 
     /// Reads events, connecting and reconnecting as needed.
     public struct AsyncIterator: AsyncIteratorProtocol {
         let events: ServerSentEvents
         var lines: HTTPStreamLines.AsyncIterator?
-        var parser = ServerSentEventParser()
-        var delay: TimeInterval
+        var parser: ServerSentEventParser
+        /// Connections in a row that failed or ended without an event.
+        var failures = 0
+        /// The current connection delivered an event.
+        var delivered = false
         var connected = false
         var done = false
 
         /// The next event; nil once the server answered 204.
-        /// - Throws: ``ConveyorError`` for an answer that is not a 2xx `text/event-stream`, or
-        ///   cancellation.
+        /// - Throws: ``ConveyorError``: an answer that is not a 2xx `text/event-stream`, an event
+        ///   too large, reconnection giving up, or cancellation (``ConveyorError/cancelled(reason:)``).
         public mutating func next() async throws -> ServerSentEvent? {
+            do {
+                return try await nextEvent()
+            } catch is CancellationError {
+                // Cancelled while waiting to reconnect: the same error as every other cancellation.
+                done = true
+                throw ConveyorError.cancelled(reason: .explicit)
+            } catch {
+                done = true
+                lines = nil
+                throw error
+            }
+        }
+
+        private mutating func nextEvent() async throws -> ServerSentEvent? {
             while !done {
                 if lines == nil {
-                    // Reconnecting: wait the server's retry time first (not before the first connection).
-                    if connected { try await Task.sleep(nanoseconds: UInt64(Swift.max(0, delay) * 1e9)) }
-                    connected = true
-                    guard let stream = try await connect() else {
-                        done = true
-                        return nil
+                    // Reconnecting: wait first (not before the first connection).
+                    if connected {
+                        try await Seconds.sleep(events.reconnection.delay(serverRetry: parser.reconnectionTime, failures: failures))
                     }
-                    lines = stream.lines.makeAsyncIterator()
-                    parser.resetEvent()
+                    connected = true
+                    do {
+                        guard let stream = try await connect() else {
+                            done = true
+                            return nil
+                        }
+                        lines = stream.lines(maximumLength: events.maximumEventSize).makeAsyncIterator()
+                    } catch let error as ConveyorError where Self.isConnectionLoss(error) {
+                        try noteFailure(error)
+                        continue
+                    }
+                    parser.startStream()
+                    delivered = false
                 }
                 do {
                     guard let line = try await lines!.next() else {
                         lines = nil  // the server ended the stream: reconnect
+                        if !delivered { try noteFailure(nil) }
                         continue
                     }
-                    let event = parser.feed(line)
-                    // `retry` counts from the moment it is read, event or not.
-                    if let time = parser.reconnectionTime { delay = time }
-                    if let event { return event }
+                    if let event = try parser.feed(line) {
+                        failures = 0
+                        delivered = true
+                        return event
+                    }
                 } catch let error as ConveyorError where Self.isConnectionLoss(error) {
                     lines = nil  // dropped: reconnect
+                    if !delivered { try noteFailure(error) }
                 }
             }
             return nil
+        }
+
+        /// Counts a connection that failed or delivered nothing; throws when the policy gives up.
+        private mutating func noteFailure(_ error: ConveyorError?) throws {
+            failures += 1
+            if events.reconnection.givesUp(after: failures) {
+                throw ConveyorError.streamFailed(reason: .reconnectionGaveUp(attempts: failures, lastError: error))
+            }
         }
 
         /// One connection: nil when the server said 204 (no more events).
@@ -96,23 +115,17 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             request.setHeader("text/event-stream", for: "Accept")
             request.setHeader("no-cache", for: "Cache-Control")
             if let id = parser.lastEventID { request.setHeader(id, for: "Last-Event-ID") }
-            while true {
-                do {
-                    let stream = try await events.client.stream(request, bufferLimit: events.bufferLimit)
-                    if stream.head.statusCode == 204 {
-                        stream.cancel()
-                        return nil
-                    }
-                    guard stream.head.mimeType == "text/event-stream" else {
-                        stream.cancel()
-                        throw ConveyorError.unacceptableContentType(
-                            stream.head.mimeType, acceptable: ["text/event-stream"], response: stream.response, data: nil)
-                    }
-                    return stream
-                } catch let error as ConveyorError where Self.isConnectionLoss(error) {
-                    try await Task.sleep(nanoseconds: UInt64(Swift.max(0, delay) * 1e9))
-                }
+            let stream = try await events.client.stream(request, bufferLimit: events.bufferLimit)
+            if stream.head.statusCode == 204 {
+                stream.cancel()
+                return nil
             }
+            guard stream.head.mimeType == "text/event-stream" else {
+                stream.cancel()
+                throw ConveyorError.unacceptableContentType(
+                    stream.head.mimeType, acceptable: ["text/event-stream"], response: stream.response, data: nil)
+            }
+            return stream
         }
 
         /// Failures after which a reconnection may succeed: the network, or an idle timeout.
@@ -126,7 +139,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
 
     /// An iterator that connects on its first `next()`.
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(events: self, delay: reconnectionDelay)
+        AsyncIterator(events: self, parser: ServerSentEventParser(maximumEventSize: maximumEventSize))
     }
 }
 
@@ -136,73 +149,38 @@ extension HTTPClient {
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the query; nil for none.
     ///   - headers: Headers for these requests alone; default none.
-    ///   - reconnectionDelay: Seconds before reconnecting until the server sends `retry`; default 3.
+    ///   - reconnection: When to reconnect and when to give up; default ``ServerSentEvents/Reconnection/default``.
+    ///   - maximumEventSize: The largest `data` of one event, in bytes; default
+    ///     ``ServerSentEvents/defaultMaximumEventSize`` (1 MiB).
     ///   - bufferLimit: Bytes held ahead of the consumer before the transfer pauses; default
     ///     ``HTTPStream/defaultBufferLimit``.
     /// - Returns: The events.
     public func serverSentEvents(
-        _ path: String, parameters: SendableParameters? = nil, headers: HTTPHeaders = [:], reconnectionDelay: TimeInterval = 3,
+        _ path: String, parameters: SendableParameters? = nil, headers: HTTPHeaders = [:],
+        reconnection: ServerSentEvents.Reconnection = .default, maximumEventSize: Int = ServerSentEvents.defaultMaximumEventSize,
         bufferLimit: Int = HTTPStream.defaultBufferLimit
     ) -> ServerSentEvents {
         ServerSentEvents(
             client: self,
             makeRequest: { [self] in try request(method: .get, path: path, parameters: parameters, headers: headers) },
-            reconnectionDelay: reconnectionDelay, bufferLimit: bufferLimit)
-    }
-}
-
-/// The WHATWG event-stream parser: lines in, events out.
-struct ServerSentEventParser {
-    private var type = ""
-    private var data: [String] = []
-    private var retry: TimeInterval?
-    /// The id of the last event dispatched (sent as `Last-Event-ID` on reconnection): an `id`
-    /// field counts once its event is complete, so an event cut off by a dropped connection
-    /// does not.
-    private(set) var lastEventID: String?
-    /// The `id` fields read so far (the WHATWG "last event ID buffer").
-    private var idBuffer: String?
-    /// The last `retry` field seen, in seconds: how long to wait before reconnecting.
-    private(set) var reconnectionTime: TimeInterval?
-
-    /// Forgets a half-received event (a connection dropped in the middle of one).
-    mutating func resetEvent() {
-        type = ""
-        data = []
-        retry = nil
-        idBuffer = lastEventID
+            reconnection: reconnection, maximumEventSize: max(1, maximumEventSize), bufferLimit: bufferLimit)
     }
 
-    /// Takes one line; returns the event an empty line completes.
-    mutating func feed(_ line: String) -> ServerSentEvent? {
-        if line.isEmpty {
-            lastEventID = idBuffer
-            defer { resetEvent() }
-            guard !data.isEmpty else { return nil }
-            return ServerSentEvent(type: type.isEmpty ? "message" : type, data: data.joined(separator: "\n"), id: lastEventID, retry: retry)
-        }
-        if line.hasPrefix(":") { return nil }  // a comment
-        let field: Substring
-        var value: Substring
-        if let colon = line.firstIndex(of: ":") {
-            field = line[..<colon]
-            value = line[line.index(after: colon)...]
-            if value.hasPrefix(" ") { value = value.dropFirst() }
-        } else {
-            field = Substring(line)
-            value = ""
-        }
-        switch field {
-        case "event": type = String(value)
-        case "data": data.append(String(value))
-        case "id" where !value.contains("\u{0}"): idBuffer = String(value)
-        case "retry":
-            if !value.isEmpty, value.allSatisfy(\.isASCII), value.allSatisfy(\.isNumber), let milliseconds = Double(value) {
-                retry = milliseconds / 1000
-                reconnectionTime = milliseconds / 1000
-            }
-        default: break
-        }
-        return nil
+    /// Follows a Server-Sent Events endpoint, waiting `reconnectionDelay` seconds before
+    /// reconnecting until the server sends `retry`.
+    /// - Parameters:
+    ///   - path: Resolved against ``baseURL``.
+    ///   - parameters: Encoded into the query; nil for none.
+    ///   - headers: Headers for these requests alone; default none.
+    ///   - reconnectionDelay: The ``ServerSentEvents/Reconnection/initialDelay``.
+    ///   - bufferLimit: Bytes held ahead of the consumer before the transfer pauses.
+    /// - Returns: The events.
+    @available(*, deprecated, message: "use serverSentEvents(_:parameters:headers:reconnection:) with Reconnection(initialDelay:)")
+    public func serverSentEvents(
+        _ path: String, parameters: SendableParameters? = nil, headers: HTTPHeaders = [:], reconnectionDelay: TimeInterval,
+        bufferLimit: Int = HTTPStream.defaultBufferLimit
+    ) -> ServerSentEvents {
+        serverSentEvents(
+            path, parameters: parameters, headers: headers, reconnection: .init(initialDelay: reconnectionDelay), bufferLimit: bufferLimit)
     }
 }

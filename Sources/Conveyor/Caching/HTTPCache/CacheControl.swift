@@ -20,8 +20,8 @@ struct CacheControl: Equatable {
 
     /// A delta-seconds directive's value; nil when absent or not a number.
     func seconds(_ name: String) -> TimeInterval? {
-        guard let value = directives[name] ?? nil, let number = Int(value), number >= 0 else { return nil }
-        return TimeInterval(number)
+        guard let value = directives[name] ?? nil else { return nil }
+        return Seconds.parseDeltaSeconds(value)
     }
 }
 
@@ -84,7 +84,10 @@ extension CachedResponse {
     /// The response's current age (RFC 9111 §4.2.3).
     func currentAge(at now: Date = Date()) -> TimeInterval {
         let dateValue = HTTPDate.parse(headers["Date"]) ?? responseDate
-        let ageValue = headers["Age"].flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        // delta-seconds (§5.1): `7200.0` is invalid and ignored; of several values (`7200, 0`,
+        // or two fields joined) the first counts; absurd ones saturate at 2^31.
+        let firstAge = headers["Age"]?.split(separator: ",", omittingEmptySubsequences: false).first
+        let ageValue = firstAge.flatMap { Seconds.parseDeltaSeconds($0.trimmingCharacters(in: .whitespaces)) } ?? 0
         let apparentAge = max(0, responseDate.timeIntervalSince(dateValue))
         let responseDelay = max(0, responseDate.timeIntervalSince(requestDate))
         let correctedInitialAge = max(apparentAge, ageValue + responseDelay)

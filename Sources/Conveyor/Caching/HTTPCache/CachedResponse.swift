@@ -59,7 +59,7 @@ public struct CachedResponse: Sendable, Equatable {
     func httpResponse(at now: Date = Date()) -> HTTPResponseHead? {
         guard (100...999).contains(statusCode) else { return nil }
         var fields = headers
-        fields["Age"] = String(Int(currentAge(at: now)))
+        fields["Age"] = String(Seconds.wholeSeconds(currentAge(at: now)))
         return HTTPResponseHead(url: url, statusCode: statusCode, headers: fields)
     }
 

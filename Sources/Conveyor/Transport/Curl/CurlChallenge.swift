@@ -8,6 +8,15 @@
     /// asks the same question (through ``TransportTaskDelegate/transportDisposition(for:)``) that
     /// URLSession asks, and an ``AuthenticationChallengeHandler`` works with either transport.
     enum CurlChallenge {
+        /// Whether a challenge's scheme is one a credential can answer (Basic, Digest, NTLM,
+        /// Negotiate) — the ones URLSession asks its delegate about. A 401 with any other
+        /// scheme (`Bearer`) is an ordinary response, as it is on URLSession: it fails
+        /// validation with ``ConveyorError/unacceptableStatusCode(_:response:data:)`` and its body.
+        static func isAnswerable(_ line: String) -> Bool {
+            let scheme = line.split(separator: " ").first.map { $0.lowercased() } ?? ""
+            return ["basic", "digest", "ntlm", "negotiate"].contains(scheme.trimmingCharacters(in: CharacterSet(charactersIn: ",")))
+        }
+
         /// - Parameters:
         ///   - line: The first `WWW-Authenticate` (or `Proxy-Authenticate`) value.
         ///   - url: The request's URL.

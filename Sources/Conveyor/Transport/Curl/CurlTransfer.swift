@@ -311,7 +311,8 @@
                 if prepareAnswer(to: held.response, head: held.head) { return .resend }
                 delegate.transportDidReceive(response: held.response)
                 if !held.body.isEmpty { delegate.transportDidReceive(data: held.body) }
-                let challenged = !held.head.values(of: held.response.statusCode == 401 ? "WWW-Authenticate" : "Proxy-Authenticate").isEmpty
+                let challenged = held.head.values(of: held.response.statusCode == 401 ? "WWW-Authenticate" : "Proxy-Authenticate")
+                    .contains(where: CurlChallenge.isAnswerable)
                 complete(
                     response: held.response,
                     error: challenged ? URLError(.userCancelledAuthentication, userInfo: [NSURLErrorFailingURLErrorKey: url]) : nil)
@@ -367,7 +368,10 @@
         /// with the credential it chose.
         private func prepareAnswer(to response: HTTPResponseHead, head: CurlResponseHead) -> Bool {
             let isProxy = response.statusCode == 407
-            guard let challengeLine = head.values(of: isProxy ? "Proxy-Authenticate" : "WWW-Authenticate").first else { return false }
+            guard
+                let challengeLine = head.values(of: isProxy ? "Proxy-Authenticate" : "WWW-Authenticate").first(
+                    where: CurlChallenge.isAnswerable)
+            else { return false }
             let failures = state.withLock { $0.failedChallenges }
             let challenge = CurlChallenge.make(
                 line: challengeLine, url: url, isProxy: isProxy, failures: failures, response: response.urlResponse)

@@ -1,0 +1,100 @@
+/// A `Content-Type` value read per RFC 9110 §8.3.1 and §5.6: `type/subtype` tokens, then
+/// `;`-separated parameters whose values are tokens or quoted strings (with `\` escapes).
+/// Commas and semicolons inside a quoted string are text, not separators: splitting the field
+/// naively read `text/event-stream; note="a,b/c"` as the type `b/c"`.
+struct MediaType: Equatable, Sendable {
+    /// `type/subtype`, lower-case.
+    let essence: String
+    /// Parameter names (lower-case) and their values (unquoted, escapes removed), in order.
+    let parameters: [(name: String, value: String)]
+
+    static func == (lhs: MediaType, rhs: MediaType) -> Bool {
+        lhs.essence == rhs.essence && lhs.parameters.elementsEqual(rhs.parameters) { $0 == $1 }
+    }
+
+    /// The value of parameter `name` (case-insensitive); the first when it repeats.
+    func parameter(_ name: String) -> String? {
+        let lowered = name.lowercased()
+        return parameters.first { $0.name == lowered }?.value
+    }
+
+    /// The media type a `Content-Type` field means. A field sent twice arrives joined with a
+    /// comma; like browsers, the last value that is a valid media type counts. Nil when none is.
+    static func parse(field: String) -> MediaType? {
+        for value in splitOutsideQuotes(Substring(field), at: ",").reversed() {
+            if let type = parse(value: value) { return type }
+        }
+        return nil
+    }
+
+    /// One media type; nil unless it starts with `token/token`.
+    static func parse(value: Substring) -> MediaType? {
+        var pieces = splitOutsideQuotes(value, at: ";")[...]
+        guard let first = pieces.popFirst() else { return nil }
+        let essence = first.trimmingCharacters(in: .whitespaces).lowercased()
+        let halves = essence.split(separator: "/", omittingEmptySubsequences: false)
+        guard halves.count == 2, halves.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy(isTokenByte) }) else { return nil }
+        var parameters: [(name: String, value: String)] = []
+        for piece in pieces {
+            guard let equals = piece.firstIndex(of: "=") else { continue }
+            let name = piece[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else { continue }
+            let raw = piece[piece.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            parameters.append((name, unquoted(raw)))
+        }
+        return MediaType(essence: essence, parameters: parameters)
+    }
+
+    /// `text` split at `separator` where it is not inside a quoted string.
+    private static func splitOutsideQuotes(_ text: Substring, at separator: Character) -> [Substring] {
+        var parts: [Substring] = []
+        var start = text.startIndex
+        var inQuotes = false
+        var escaped = false
+        var index = text.startIndex
+        while index < text.endIndex {
+            let character = text[index]
+            if escaped {
+                escaped = false
+            } else if inQuotes && character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                inQuotes.toggle()
+            } else if !inQuotes && character == separator {
+                parts.append(text[start..<index])
+                start = text.index(after: index)
+            }
+            index = text.index(after: index)
+        }
+        parts.append(text[start...])
+        return parts
+    }
+
+    /// A parameter value without its quotes and escapes; a token as it is.
+    private static func unquoted(_ value: String) -> String {
+        guard value.count >= 2, value.first == "\"", value.last == "\"" else { return value }
+        var result = ""
+        var escaped = false
+        for character in value.dropFirst().dropLast() {
+            if escaped {
+                result.append(character)
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else {
+                result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// RFC 9110 `tchar`.
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}
