@@ -50,6 +50,8 @@ extension HTTPClient {
     @discardableResult
     public func drain(timeout: TimeInterval, queued: QueuedOperationsPolicy = .cancel) async -> Bool {
         operationQueue.isSuspended = true
+        // Open streams have no end to wait for: they close now.
+        for case let stream as HTTPRequestOperation in streams.queue.operations { stream.cancel(reason: .shuttingDown) }
         let operations = operationQueue.operations.compactMap { $0 as? HTTPRequestOperation }
         let waiting = operations.filter { !$0.hasStarted && !$0.isFinished }
         let running = operations.filter { $0.hasStarted && !$0.isFinished && !$0.isPaused }

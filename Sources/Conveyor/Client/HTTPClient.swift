@@ -40,6 +40,8 @@ open class HTTPClient: @unchecked Sendable {
     public let operationQueue: OperationQueue
 
     let transport: any Transport
+    /// The queue and transport of streams (``stream(_:bufferLimit:)``, Server-Sent Events).
+    let streams = StreamAllowance()
     /// Where the client's credentials may go (the base URL's origin and the named ones).
     let credentialScope: CredentialScope
     private let pathResolver: PathResolver?
@@ -308,6 +310,17 @@ open class HTTPClient: @unchecked Sendable {
         operationQueue.addOperation(operation)
     }
 
+    /// Enqueues a stream's operation on the streams' own queue and transport (see
+    /// ``StreamAllowance``): long-lived streams never hold the slots and connections ordinary
+    /// requests wait for.
+    func enqueueStream(_ operation: HTTPRequestOperation) {
+        operation.mutableState.withLock { $0.enqueued = true }
+        operation.adoptSettings(of: self)
+        let transport = streams.transport(for: configuration)
+        operation.mutableState.withLock { $0.transport = transport }
+        streams.queue.addOperation(operation)
+    }
+
     /// Cancels queued and running operations whose request matches; with no arguments, all of them.
     ///
     /// As in AFNetworking, the path is compared without its query: `cancelAllOperations(method: .get,
@@ -325,7 +338,7 @@ open class HTTPClient: @unchecked Sendable {
         } else {
             target = nil
         }
-        let matching = operationQueue.operations.compactMap { operation -> HTTPRequestOperation? in
+        let matching = (operationQueue.operations + streams.queue.operations).compactMap { operation -> HTTPRequestOperation? in
             guard let operation = operation as? HTTPRequestOperation else { return nil }
             let request = operation.request
             let methodMatches = method.map { $0.rawValue == (request.httpMethod ?? "GET").uppercased() } ?? true

@@ -66,6 +66,8 @@ extension HTTPRequestOperation {
         /// Refreshes waited for before one attempt could be stamped; bounded so that an
         /// authenticator whose credentials keep expiring at once cannot loop.
         var credentialWaits = 0
+        /// A consumer asked for a pause before the attempt's task was stored (see `pauseReceiving()`).
+        var pausesWhenTaskStarts = false
         /// The client-inheritable settings assigned on the operation itself; a client leaves them alone.
         var assignedSettings: ClientSettings = []
         /// The client whose settings the operation took last (weak: a client owns its operations' queue).

@@ -50,6 +50,7 @@ extension HTTPRequestOperation {
         let (transport, attempt) = mutableState.withLock { state -> ((any Transport)?, Int) in
             guard !state.completionClaimed, state.state == .executing else { return (nil, 0) }
             state.attempt += 1
+            state.pausesWhenTaskStarts = false
             state.transferMetrics = nil
             state.currentRequest = request
             state.lastActivity = .now()
@@ -82,13 +83,16 @@ extension HTTPRequestOperation {
         } else {
             task = transport.startTask(for: request, bodyFile: bodyFile, delegate: delegate)
         }
-        let current = mutableState.withLock { state -> Bool in
-            guard state.attempt == attempt, !state.completionClaimed else { return false }
+        let (current, pause) = mutableState.withLock { state -> (Bool, Bool) in
+            guard state.attempt == attempt, !state.completionClaimed else { return (false, false) }
             state.task = task
-            return true
+            defer { state.pausesWhenTaskStarts = false }
+            return (true, state.pausesWhenTaskStarts)
         }
         // Cancelled, paused or timed out while the task was being created: stop it here.
         if !current || isCancelled { task.cancel() }
+        // A consumer fell behind before the task was stored (see pauseReceiving()).
+        if current, pause { task.pauseReceiving() }
     }
 
     /// The cache and how this attempt uses it; nil without a cache.
@@ -192,7 +196,7 @@ extension HTTPRequestOperation {
 
     /// Hands a chunk to the chunk block on the callback queue, pausing the transfer while the
     /// blocks are more than ``HTTPStream/defaultBufferLimit`` bytes behind.
-    private func deliverChunk(_ data: Data, task: (any TransportTask)?) {
+    private func deliverChunk(_ data: Data) {
         let limit = HTTPStream.defaultBufferLimit
         let dispatch = mutableState.withLock { state -> (ChunkHandler, DispatchQueue, pause: Bool)? in
             guard state.streamsBody, let handler = state.chunkHandler else { return nil }
@@ -202,17 +206,38 @@ extension HTTPRequestOperation {
             return (handler, state.callbackQueue, pause)
         }
         guard let (handler, queue, pause) = dispatch else { return }
-        if pause { task?.pauseReceiving() }
+        if pause { pauseReceiving() }
         queue.async { [self] in
             handler(self, data)
-            let resume = mutableState.withLock { state -> (any TransportTask)? in
+            let resume = mutableState.withLock { state -> Bool in
                 state.chunkBytesPending -= data.count
-                guard state.chunksPaused, state.chunkBytesPending <= limit / 2 else { return nil }
+                guard state.chunksPaused, state.chunkBytesPending <= limit / 2 else { return false }
                 state.chunksPaused = false
-                return state.task
+                return true
             }
-            resume?.resumeReceiving()
+            if resume { resumeReceiving() }
         }
+    }
+
+    /// Pauses the current attempt's transfer for a consumer that fell behind. Body bytes can
+    /// arrive before ``send(_:)`` has stored the task it started (a loaded machine deschedules
+    /// the sender while the transport's thread reads 1 MB): the pause then waits in the state,
+    /// and ``send(_:)`` applies it — under the same lock, so neither side misses the other.
+    func pauseReceiving() {
+        let task = mutableState.withLock { state -> (any TransportTask)? in
+            if state.task == nil { state.pausesWhenTaskStarts = true }
+            return state.task
+        }
+        task?.pauseReceiving()
+    }
+
+    /// Resumes what ``pauseReceiving()`` paused (or cancels a pause still waiting for the task).
+    func resumeReceiving() {
+        let task = mutableState.withLock { state -> (any TransportTask)? in
+            state.pausesWhenTaskStarts = false
+            return state.task
+        }
+        task?.resumeReceiving()
     }
 
     /// Whether `response` is the one whose body the operation delivers: its status is
@@ -244,15 +269,15 @@ extension HTTPRequestOperation {
             let channel = state.streamsBody ? state.bodyChannel : nil
             let chunked = state.streamsBody && state.chunkHandler != nil
             return (
-                state.bodyFile, state.streamsBody ? state.outputSink : nil, channel, chunked, channel != nil || chunked ? state.task : nil,
+                state.bodyFile, state.streamsBody ? state.outputSink : nil, channel, chunked,
                 state.downloadProgressHandler, state.callbackQueue, state.bytesReceived, expected, state.downloadProgressObject?.value,
                 state.reportsResponse
             )
         }
-        guard let (file, sink, channel, chunked, task, handler, queue, total, expected, progress, reports) = update else { return }
+        guard let (file, sink, channel, chunked, handler, queue, total, expected, progress, reports) = update else { return }
         // A consumer that falls behind by the channel's limit pauses the transfer; its pulls resume it.
-        if let channel, channel.push(data) { task?.pauseReceiving() }
-        if chunked { deliverChunk(data, task: task) }
+        if let channel, channel.push(data) { pauseReceiving() }
+        if chunked { deliverChunk(data) }
         do {
             try file?.write(data)
             try sink?.write(data)

@@ -145,11 +145,11 @@ extension HTTPClient {
     public func stream(_ request: URLRequest, bufferLimit: Int = HTTPStream.defaultBufferLimit) async throws -> HTTPStream {
         let operation = self.operation(HTTPRequestOperation.self, with: request)
         let channel = BodyChannel(limit: bufferLimit)
-        channel.setOnResume { [weak operation] in operation?.mutableState.withLock { $0.task }?.resumeReceiving() }
+        channel.setOnResume { [weak operation] in operation?.resumeReceiving() }
         operation.mutableState.withLock { $0.bodyChannel = channel }
         // A stream has no end to wait for: only the idle timeout applies.
         operation.resourceTimeout = nil
-        enqueue(operation)
+        enqueueStream(operation)
         let head = try await withTaskCancellationHandler {
             try await channel.head()
         } onCancel: {

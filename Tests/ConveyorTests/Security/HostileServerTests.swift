@@ -403,3 +403,47 @@ struct HostileTextTests {
         #expect(server.requestCount(path: "/hold") == 1)
     }
 }
+
+/// Long-lived streams and ordinary requests share a client without starving each other.
+@Suite("Open streams do not starve ordinary requests")
+struct StreamAllowanceTests {
+    @Test(
+        "Ten open streams with two connections per host and two operations: an ordinary GET still answers at once",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func streamsHaveTheirOwnAllowance(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let release = DispatchSemaphore(value: 0)
+        let opened = AsyncStream.makeStream(of: Void.self)
+        server.route("/feed") { _ in
+            .init(
+                headers: ["Content-Type": "text/event-stream"],
+                body: .stream(chunked: true) { writer in
+                    try writer.write(Data(": open\n\n".utf8))
+                    opened.continuation.yield()
+                    _ = release.wait(timeout: .now() + 20)  // held open until the test ends
+                })
+        }
+        let client = testClient(server, transport) { configuration in
+            configuration.maximumConnectionsPerHost = 2
+            configuration.maximumConcurrentOperations = 2
+            configuration.idleTimeout = 5
+        }
+        var streams: [HTTPStream] = []
+        for _ in 0..<10 { streams.append(try await client.stream("feed")) }
+        var count = 0
+        for await _ in opened.stream {
+            count += 1
+            if count == 10 { break }
+        }
+        let started = ContinuousClock.now
+        #expect(try await client.get("bytes/10").count == 10)
+        #expect(ContinuousClock.now - started < .seconds(4))
+        // cancelAllOperations reaches streams too.
+        client.cancelAllOperations(path: "feed")
+        for stream in streams {
+            await #expect(throws: ConveyorError.self) { for try await _ in stream {} }
+        }
+        for _ in 0..<10 { release.signal() }
+    }
+}
