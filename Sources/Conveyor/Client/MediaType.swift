@@ -21,7 +21,7 @@ struct MediaType: Equatable, Sendable {
     /// The media type a `Content-Type` field means. A field sent twice arrives joined with a
     /// comma; like browsers, the last value that is a valid media type counts. Nil when none is.
     static func parse(field: String) -> MediaType? {
-        for value in splitOutsideQuotes(Substring(field), at: ",").reversed() {
+        for value in QuotedStringSplitter.split(Substring(field), at: ",").reversed() {
             if let type = parse(value: value) { return type }
         }
         return nil
@@ -29,7 +29,7 @@ struct MediaType: Equatable, Sendable {
 
     /// One media type; nil unless it starts with `token/token`.
     static func parse(value: Substring) -> MediaType? {
-        var pieces = splitOutsideQuotes(value, at: ";")[...]
+        var pieces = QuotedStringSplitter.split(value, at: ";")[...]
         guard let first = pieces.popFirst() else { return nil }
         let essence = first.trimmingCharacters(in: .whitespaces).lowercased()
         let halves = essence.split(separator: "/", omittingEmptySubsequences: false)
@@ -40,52 +40,9 @@ struct MediaType: Equatable, Sendable {
             let name = piece[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
             guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else { continue }
             let raw = piece[piece.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            parameters.append((name, unquoted(raw)))
+            parameters.append((name, QuotedStringSplitter.unquoted(raw)))
         }
         return MediaType(essence: essence, parameters: parameters)
-    }
-
-    /// `text` split at `separator` where it is not inside a quoted string.
-    private static func splitOutsideQuotes(_ text: Substring, at separator: Character) -> [Substring] {
-        var parts: [Substring] = []
-        var start = text.startIndex
-        var inQuotes = false
-        var escaped = false
-        var index = text.startIndex
-        while index < text.endIndex {
-            let character = text[index]
-            if escaped {
-                escaped = false
-            } else if inQuotes && character == "\\" {
-                escaped = true
-            } else if character == "\"" {
-                inQuotes.toggle()
-            } else if !inQuotes && character == separator {
-                parts.append(text[start..<index])
-                start = text.index(after: index)
-            }
-            index = text.index(after: index)
-        }
-        parts.append(text[start...])
-        return parts
-    }
-
-    /// A parameter value without its quotes and escapes; a token as it is.
-    private static func unquoted(_ value: String) -> String {
-        guard value.count >= 2, value.first == "\"", value.last == "\"" else { return value }
-        var result = ""
-        var escaped = false
-        for character in value.dropFirst().dropLast() {
-            if escaped {
-                result.append(character)
-                escaped = false
-            } else if character == "\\" {
-                escaped = true
-            } else {
-                result.append(character)
-            }
-        }
-        return result
     }
 
     /// RFC 9110 `tchar`.

@@ -28,14 +28,15 @@ final class ThrottledInputStream: InputStream {
 
     /// The average rate the throttle allows, in bytes per second; nil without a delay.
     var bytesPerSecond: Int64? {
-        delay > 0 ? max(1, Int64(Double(packetSize) / delay)) : nil
+        // Clamped before the conversion: a delay of 1e-320 s would make the rate infinite.
+        delay > 0 ? max(1, Int64(Swift.min(Double(packetSize) / delay, 1e18))) : nil
     }
 
     init(source: Source, length: Int64, packetSize: Int, delay: TimeInterval) {
         self.source = source
         self.length = Int(length)
         self.packetSize = max(1, packetSize)
-        self.delay = max(0, delay)
+        self.delay = Seconds.clamped(delay)
         super.init(data: Data())
     }
 

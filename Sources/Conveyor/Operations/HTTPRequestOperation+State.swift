@@ -68,6 +68,8 @@ extension HTTPRequestOperation {
         var credentialWaits = 0
         /// A consumer asked for a pause before the attempt's task was stored (see `pauseReceiving()`).
         var pausesWhenTaskStarts = false
+        /// The transfer paused itself for that request before the task was stored.
+        var pausedBeforeTask = false
         /// The client-inheritable settings assigned on the operation itself; a client leaves them alone.
         var assignedSettings: ClientSettings = []
         /// The client whose settings the operation took last (weak: a client owns its operations' queue).

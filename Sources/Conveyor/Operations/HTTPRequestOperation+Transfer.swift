@@ -38,6 +38,14 @@ final class AttemptDelegate: TransportTaskDelegate {
     func transportDidComplete(response: HTTPResponseHead?, error: (any Error)?) {
         operation.attemptDidComplete(response: response, error: error, attempt: attempt)
     }
+    var transportWantsPause: Bool {
+        operation.mutableState.withLock { state in
+            guard state.attempt == attempt, state.task == nil, state.pausesWhenTaskStarts else { return false }
+            // The transfer pauses itself now; `send` resumes it if the consumer caught up meanwhile.
+            state.pausedBeforeTask = true
+            return true
+        }
+    }
 }
 
 extension HTTPRequestOperation {
@@ -51,6 +59,7 @@ extension HTTPRequestOperation {
             guard !state.completionClaimed, state.state == .executing else { return (nil, 0) }
             state.attempt += 1
             state.pausesWhenTaskStarts = false
+            state.pausedBeforeTask = false
             state.transferMetrics = nil
             state.currentRequest = request
             state.lastActivity = .now()
@@ -83,16 +92,25 @@ extension HTTPRequestOperation {
         } else {
             task = transport.startTask(for: request, bodyFile: bodyFile, delegate: delegate)
         }
-        let (current, pause) = mutableState.withLock { state -> (Bool, Bool) in
-            guard state.attempt == attempt, !state.completionClaimed else { return (false, false) }
+        let (current, pause, pausedByTransfer) = mutableState.withLock { state -> (Bool, Bool, Bool) in
+            guard state.attempt == attempt, !state.completionClaimed else { return (false, false, false) }
             state.task = task
-            defer { state.pausesWhenTaskStarts = false }
-            return (true, state.pausesWhenTaskStarts)
+            defer {
+                state.pausesWhenTaskStarts = false
+                state.pausedBeforeTask = false
+            }
+            return (true, state.pausesWhenTaskStarts, state.pausedBeforeTask)
         }
         // Cancelled, paused or timed out while the task was being created: stop it here.
         if !current || isCancelled { task.cancel() }
-        // A consumer fell behind before the task was stored (see pauseReceiving()).
-        if current, pause { task.pauseReceiving() }
+        // A consumer fell behind before the task was stored (see pauseReceiving()) and is still
+        // behind: pause. If the transfer paused itself for it and the consumer has caught up
+        // since, nobody else would resume it.
+        if current, pause {
+            task.pauseReceiving()
+        } else if current, pausedByTransfer {
+            task.resumeReceiving()
+        }
     }
 
     /// The cache and how this attempt uses it; nil without a cache.

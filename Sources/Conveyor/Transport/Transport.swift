@@ -57,10 +57,16 @@ protocol TransportTaskDelegate: AnyObject, Sendable {
     func transportDidCollect(metrics: TransferMetrics)
     /// The exchange ended. `response` is the last response head seen, if any.
     func transportDidComplete(response: HTTPResponseHead?, error: (any Error)?)
+    /// Asked after each body chunk by transports that can pause from inside their receive
+    /// callback (the curl transport): whether the consumer asked for a pause before it could
+    /// reach the task — ``TransportTask/pauseReceiving()`` needs the task, which its owner
+    /// stores only once `startTask` returned, and bytes can arrive before then.
+    var transportWantsPause: Bool { get }
 }
 
 extension TransportTaskDelegate {
     func transportDidCollect(metrics: TransferMetrics) {}
+    var transportWantsPause: Bool { false }
 }
 
 /// The one header check every header that leaves passes, whatever its source: the request's own

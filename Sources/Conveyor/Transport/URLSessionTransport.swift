@@ -75,7 +75,11 @@ final class URLSessionTransport: Transport {
         }
         // Operations run their own idle timer, which honours fractional seconds (URLSession on
         // Linux truncates them: 0.5 s fires at once). Keep URLSession's timer behind ours.
-        request.timeoutInterval = request.timeoutInterval.rounded(.up) + 1
+        // Clamped first: corelibs turns it into whole milliseconds with `Int(…)`, which traps
+        // on `.infinity`. No idle timeout (0, negative, NaN, infinite: the operation arms no
+        // timer) is the longest one here.
+        let idle = request.timeoutInterval
+        request.timeoutInterval = idle > 0 ? Seconds.clamped(idle).rounded(.up) + 1 : Seconds.maximum
         if let error = cookies.stamp(&request) {
             return RefusedTransportTask.refusing(error, delegate: delegate, on: session.delegateQueue)
         }

@@ -69,9 +69,12 @@ struct HostileStreamTests {
 
     @Test("A refused port: the reconnection delay floor holds and the policy gives up", arguments: HTTPClient.TransportKind.testedKinds)
     func refusedPort(transport: HTTPClient.TransportKind) async throws {
-        let server = try LocalHTTPServer.started()
-        let client = testClient(server, transport)
-        server.stop()  // nothing listens on the port now
+        let refused = try RefusedPort()
+        var configuration = HTTPClient.Configuration.default
+        configuration.transport = transport
+        configuration.cache = nil
+        configuration.monitorsReachability = false
+        let client = HTTPClient(baseURL: refused.baseURL, configuration: configuration)
         let started = ContinuousClock.now
         await #expect {
             for try await _ in client.serverSentEvents(
@@ -445,5 +448,57 @@ struct StreamAllowanceTests {
             await #expect(throws: ConveyorError.self) { for try await _ in stream {} }
         }
         for _ in 0..<10 { release.signal() }
+    }
+}
+
+/// Numbers a server or a caller controls go through one saturating conversion.
+@Suite("Hostile numbers: cache ages, timeouts and throttles never trap")
+struct HostileNumberTests {
+    @Test("Age: 10^20 on a revalidated entry saturates; Age: 7200.0 is ignored; Age: 7200, 0 reads the first")
+    func absurdAge() async throws {
+        try await withCachingServer { server, client, _ in
+            server.route("/huge-age") { request in
+                if request.headers["If-None-Match"] == "\"v1\"" { return .init(status: 304, headers: ["ETag": "\"v1\""]) }
+                return .text("aged").with(headers: ["ETag": "\"v1\"", "Cache-Control": "max-age=60", "Age": "99999999999999999999"])
+            }
+            server.route("/fractional-age") { _ in .text("fresh").with(headers: ["Cache-Control": "max-age=3600", "Age": "7200.0"]) }
+            server.route("/two-ages") { _ in .text("stale").with(headers: ["Cache-Control": "max-age=3600", "Age": "7200, 0"]) }
+            _ = try await client.response(method: .get, path: "huge-age")
+            let revalidated = try await client.response(method: .get, path: "huge-age")
+            #expect(revalidated.source == .revalidatedCache && String(decoding: revalidated.data, as: UTF8.self) == "aged")
+            #expect(revalidated.head.value(forHTTPHeaderField: "Age").flatMap { Int($0) } != nil)
+            for path in ["fractional-age", "two-ages"] {
+                _ = try await client.response(method: .get, path: path)
+                _ = try await client.response(method: .get, path: path)
+            }
+            #expect(server.requestCount(path: "/fractional-age") == 1)  // an invalid Age is ignored: still fresh
+            #expect(server.requestCount(path: "/two-ages") == 2)  // the first value, 7200, counts: stale
+        }
+    }
+
+    @Test(
+        "Timeouts of .infinity or NaN and a throttle of 1e-300 s are clamped: requests work, nothing traps",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func absurdCallerValues(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        for idle in [TimeInterval.infinity, .nan, -1] {
+            let client = testClient(server, transport) { configuration in
+                configuration.idleTimeout = idle
+                configuration.resourceTimeout = .infinity
+            }
+            #expect(try await client.get("bytes/5").count == 5)
+            #expect(await client.drain(timeout: .infinity))
+        }
+        let client = testClient(server, transport)
+        let request = try client.multipartRequest(method: .post, path: "post") { form in
+            form.append(data: Data("x".utf8), name: "field")
+            form.throttleBandwidth(packetSize: 16_384, delay: 1e-300)
+        }
+        let operation = client.operation(with: request, success: nil, failure: nil)
+        let probe = CompletionProbe()
+        probe.attach(to: operation)
+        client.enqueue(operation)
+        #expect(await probe.outcome().error == nil)
     }
 }

@@ -6,17 +6,30 @@ struct CacheControl: Equatable {
 
     init(_ header: String?) {
         guard let header else { return }
-        for part in header.split(separator: ",") {
+        // Commas inside a quoted value (`no-cache="Set-Cookie, X-Token"`) do not separate directives.
+        for part in QuotedStringSplitter.split(Substring(header), at: ",") {
             let pieces = part.split(separator: "=", maxSplits: 1)
             guard let name = pieces.first?.trimmingCharacters(in: .whitespaces).lowercased(), !name.isEmpty else { continue }
-            let value =
-                pieces.count > 1
-                ? pieces[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : nil
-            directives[name] = value
+            let value = pieces.count > 1 ? QuotedStringSplitter.unquoted(pieces[1].trimmingCharacters(in: .whitespaces)) : nil
+            // The first occurrence counts.
+            if directives[name] == nil { directives[name] = value }
         }
     }
 
     func contains(_ name: String) -> Bool { directives[name] != nil }
+
+    /// Whether the directive is present without field names: `no-cache` (revalidate every time),
+    /// not `no-cache="Set-Cookie"` (store and reuse the response, without those fields).
+    func containsUnqualified(_ name: String) -> Bool {
+        guard let value = directives[name] else { return false }
+        return value == nil || value!.trimmingCharacters(in: .whitespaces).isEmpty
+    }
+
+    /// The field names a qualified `no-cache="…"` or `private="…"` lists, lower-cased.
+    func fieldNames(_ name: String) -> [String] {
+        guard let value = directives[name] ?? nil else { return [] }
+        return value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+    }
 
     /// A delta-seconds directive's value; nil when absent or not a number.
     func seconds(_ name: String) -> TimeInterval? {
@@ -25,24 +38,84 @@ struct CacheControl: Equatable {
     }
 }
 
-/// HTTP dates (RFC 9110 §5.6.7). Parses the IMF-fixdate form every current server sends
-/// (`Sun, 06 Nov 1994 08:49:37 GMT`) by hand: it runs several times per cache lookup, and a
-/// `DateFormatter` per call (they are not safe to share across threads) costs far more.
+/// HTTP dates (RFC 9110 §5.6.7), parsed by hand: they are read several times per cache lookup,
+/// and a `DateFormatter` per call (they are not safe to share across threads) costs far more.
+///
+/// Exactly the three forms the RFC defines are dates, each character where the grammar puts it:
+/// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the obsolete RFC 850 form
+/// (`Sunday, 06-Nov-94 08:49:37 GMT`; a two-digit year more than 50 years ahead is in the past
+/// century) and asctime (`Sun Nov  6 08:49:37 1994`). Anything else — no comma, a doubled space,
+/// a one-digit hour — is not a date (and an invalid `Expires` means "already expired", §5.3).
 enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+    private static let shortDays: Set<String> = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+    private static let longDays: Set<String> = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
     static func parse(_ text: String?) -> Date? {
         guard let text else { return nil }
-        let parts = text.split(separator: " ", omittingEmptySubsequences: true)
-        guard parts.count == 6, parts[5].uppercased() == "GMT",
-            let day = Int(parts[1]), (1...31).contains(day),
-            let month = months.firstIndex(of: parts[2].lowercased()),
-            let year = Int(parts[3]), (1970...9999).contains(year)
+        let bytes = Array(text.utf8)
+        return imfFixdate(bytes) ?? rfc850(bytes) ?? asctime(bytes)
+    }
+
+    /// `Sun, 06 Nov 1994 08:49:37 GMT`
+    private static func imfFixdate(_ b: [UInt8]) -> Date? {
+        guard b.count == 29, shortDays.contains(text(b[0..<3])), b[3] == comma, b[4] == space, b[7] == space, b[11] == space,
+            b[16] == space, b[25] == space, text(b[26..<29]) == "gmt",
+            let day = number(b[5..<7]), let month = month(b[8..<11]), let year = number(b[12..<16])
         else { return nil }
-        let time = parts[4].split(separator: ":").compactMap { Int($0) }
-        guard time.count == 3, (0...23).contains(time[0]), (0...59).contains(time[1]), (0...60).contains(time[2]) else { return nil }
-        let days = daysSinceEpoch(year: year, month: month + 1, day: day)
-        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + time[0] * 3600 + time[1] * 60 + time[2]))
+        return date(year: year, month: month, day: day, time: b[17..<25])
+    }
+
+    /// `Sunday, 06-Nov-94 08:49:37 GMT`
+    private static func rfc850(_ b: [UInt8]) -> Date? {
+        guard let comma = b.firstIndex(of: comma), longDays.contains(text(b[0..<comma])), b.count == comma + 24,
+            b[comma + 1] == space, b[comma + 4] == dash, b[comma + 8] == dash, b[comma + 11] == space, b[comma + 20] == space,
+            text(b[(comma + 21)...]) == "gmt",
+            let day = number(b[(comma + 2)..<(comma + 4)]), let month = month(b[(comma + 5)..<(comma + 8)]),
+            let twoDigitYear = number(b[(comma + 9)..<(comma + 11)])
+        else { return nil }
+        // RFC 9110 §5.6.7: a year more than 50 years in the future is the most recent past one.
+        let currentYear = Calendar(identifier: .gregorian).component(.year, from: Date())
+        var year = currentYear - currentYear % 100 + twoDigitYear
+        if year > currentYear + 50 { year -= 100 }
+        return date(year: year, month: month, day: day, time: b[(comma + 12)..<(comma + 20)])
+    }
+
+    /// `Sun Nov  6 08:49:37 1994`
+    private static func asctime(_ b: [UInt8]) -> Date? {
+        guard b.count == 24, shortDays.contains(text(b[0..<3])), b[3] == space, b[7] == space, b[10] == space, b[19] == space,
+            let month = month(b[4..<7]), let year = number(b[20..<24])
+        else { return nil }
+        // The day is two digits or a space and one digit.
+        let day: Int?
+        if b[8] == space { day = number(b[9..<10]) } else { day = number(b[8..<10]) }
+        guard let day else { return nil }
+        return date(year: year, month: month, day: day, time: b[11..<19])
+    }
+
+    private static let space = UInt8(ascii: " ")
+    private static let comma = UInt8(ascii: ",")
+    private static let dash = UInt8(ascii: "-")
+
+    private static func text(_ bytes: ArraySlice<UInt8>) -> String { String(decoding: bytes, as: UTF8.self).lowercased() }
+
+    private static func month(_ bytes: ArraySlice<UInt8>) -> Int? { months.firstIndex(of: text(bytes)).map { $0 + 1 } }
+
+    /// Digits only, as many as given.
+    private static func number(_ bytes: ArraySlice<UInt8>) -> Int? {
+        guard !bytes.isEmpty, bytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        return bytes.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+    }
+
+    /// `HH:MM:SS` with two digits each.
+    private static func date(year: Int, month: Int, day: Int, time: ArraySlice<UInt8>) -> Date? {
+        let t = Array(time)
+        guard t.count == 8, t[2] == UInt8(ascii: ":"), t[5] == UInt8(ascii: ":"),
+            let hour = number(t[0..<2]), let minute = number(t[3..<5]), let second = number(t[6..<8]),
+            (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
+        else { return nil }
+        let days = daysSinceEpoch(year: year, month: month, day: day)
+        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3600 + minute * 60 + second))
     }
 
     /// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's algorithm).
@@ -74,7 +147,8 @@ extension CachedResponse {
             guard let expires = HTTPDate.parse(expiresText) else { return 0 }
             return max(0, expires.timeIntervalSince(HTTPDate.parse(headers["Date"]) ?? responseDate))
         }
-        if let modified = HTTPDate.parse(headers["Last-Modified"]) {
+        // A heuristic lifetime only for the statuses RFC 9110 §15.1 lists as heuristically cacheable.
+        if HTTPCache.heuristicallyCacheableStatusCodes.contains(statusCode), let modified = HTTPDate.parse(headers["Last-Modified"]) {
             let since = (HTTPDate.parse(headers["Date"]) ?? responseDate).timeIntervalSince(modified)
             return min(max(0, since * 0.1), Self.heuristicLifetimeCap)
         }
@@ -96,7 +170,7 @@ extension CachedResponse {
 
     /// Whether the entry may answer a request without asking the server.
     func isFresh(shared: Bool, at now: Date = Date()) -> Bool {
-        !cacheControl.contains("no-cache") && currentAge(at: now) < freshnessLifetime(shared: shared)
+        !cacheControl.containsUnqualified("no-cache") && currentAge(at: now) < freshnessLifetime(shared: shared)
     }
 
     /// The validators a conditional request can send (§4.3.1).
@@ -111,8 +185,10 @@ extension CachedResponse {
     /// its times those of the revalidation.
     func refreshed(with notModified: HTTPResponseHead, requestDate: Date, responseDate: Date) -> CachedResponse {
         var copy = self
+        let unstored = HTTPCache.unstoredFieldNames(of: notModified)
         for (name, value) in notModified.headers {
             let lowered = name.lowercased()
+            if unstored.contains(lowered) { continue }
             // The stored body's framing stays the stored body's.
             if lowered == "content-length" || lowered == "content-encoding" || lowered == "transfer-encoding" { continue }
             // Never stored: a cookie set for one user must not reach another.

@@ -12,10 +12,12 @@ import Foundation
 /// uses ``HTTPClient/Configuration/cache`` (``shared`` by default); each operation's
 /// ``HTTPRequestOperation/cachePolicy`` decides how it is used.
 ///
-/// What is stored: `GET` and `HEAD` responses with status 200, 203, 204, 300, 301, 404, 405,
-/// 410, 414 or 501 that carry something to reuse them by — an explicit lifetime (`max-age`,
-/// `s-maxage`, `Expires`) or a validator (`ETag`, `Last-Modified`) — and no `no-store`
-/// (in the request or the response), no `private` when ``isShared``, no `Vary: *`, and no
+/// What is stored: `GET` and `HEAD` responses of any final status (206 and 304 aside) with an
+/// explicit lifetime (`max-age`, `Expires`; `s-maxage` when ``isShared``), and with status 200,
+/// 203, 204, 300, 301, 308, 404, 405, 410, 414 or 501 also with only a validator (`ETag`,
+/// `Last-Modified`) — and no `no-store` (in the request; in the response unless
+/// `must-understand` with a status the cache understands), no `private` when ``isShared``,
+/// no `Vary: *`, and no
 /// `Authorization` in the request — sent by the caller, or added by the transport answering a
 /// challenge with a credential — unless the response says `public`, `s-maxage` or
 /// `must-revalidate` (RFC 9111 §3.5). `Set-Cookie` is never stored. The cache decides on the
@@ -91,9 +93,15 @@ public final class HTTPCache: Sendable {
         return base.appendingPathComponent("Conveyor/HTTPCache", isDirectory: true)
     }
 
-    /// Status codes whose responses may be stored (RFC 9111 §4.2.2's heuristically cacheable
-    /// codes, less 206 and 308 which Conveyor does not store).
-    static let storableStatusCodes: Set<Int> = [200, 203, 204, 300, 301, 404, 405, 410, 414, 501]
+    /// Status codes a response may be stored with on a validator or a heuristic lifetime alone
+    /// (RFC 9110 §15.1's heuristically cacheable codes, less 206: partial responses are not
+    /// stored). Any other final status is stored only with an explicit lifetime.
+    static let heuristicallyCacheableStatusCodes: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
+
+    /// The status codes whose semantics the cache knows (RFC 9110 §15), for `must-understand`
+    /// (RFC 9111 §5.2.2.3): a response with it is stored only with one of these.
+    static let understoodStatusCodes: Set<Int> = Set(200...206).union(300...305).union([307, 308]).union(400...417)
+        .union(421...426).union([428, 429, 431, 451]).union(500...505).union([511])
 
     /// The most bytes kept in memory.
     public let memoryCapacity: Int
@@ -113,6 +121,8 @@ public final class HTTPCache: Sendable {
     private let memory: LRUCache<String, [CachedResponse]>
     /// Serializes the read-modify-write of a URL's variants in ``store(_:)``.
     private let storeLock = Lock(())
+    /// The stored responses being revalidated in the background (`stale-while-revalidate`).
+    let backgroundRevalidations = Lock<Set<String>>([])
     private let disk: HTTPCacheDiskStore?
     /// Disk writes happen here, off the caller's path; reads are synchronous.
     private let diskQueue = DispatchQueue(label: "Conveyor.HTTPCache.disk", qos: .utility)
@@ -188,6 +198,29 @@ public final class HTTPCache: Sendable {
         }
     }
 
+    /// Freshens the stored `GET` response a `HEAD` response describes (RFC 9111 §4.3.5): when
+    /// their validators agree (the same strong `ETag`, or the same `Last-Modified`, or neither
+    /// with the same `Content-Length`), the stored header fields are updated as a 304 would.
+    func freshenStoredGET(with head: HTTPResponseHead, for request: URLRequest, requestDate: Date) {
+        guard let url = request.url else { return }
+        let key = CachedResponse.key(method: "GET", url: url)
+        guard let stored = variants(forKey: key)?.first(where: { $0.matchesVary(of: request) }) else { return }
+        let etag = head.value(forHTTPHeaderField: "ETag")
+        let modified = head.value(forHTTPHeaderField: "Last-Modified")
+        let agree: Bool
+        if let etag, let storedETag = stored.headers["ETag"] {
+            agree = etag == storedETag && !etag.hasPrefix("W/")
+        } else if let modified, let storedModified = stored.headers["Last-Modified"] {
+            agree = modified == storedModified
+        } else {
+            agree =
+                etag == nil && modified == nil && stored.headers["ETag"] == nil && stored.headers["Last-Modified"] == nil
+                && head.value(forHTTPHeaderField: "Content-Length") == stored.headers["Content-Length"]
+        }
+        guard agree else { return }
+        store(stored.refreshed(with: head, requestDate: requestDate, responseDate: Date()))
+    }
+
     /// Removes the stored `GET` and `HEAD` responses for `url`.
     /// - Parameter url: The URL, query included.
     public func remove(for url: URL) {
@@ -232,30 +265,6 @@ public final class HTTPCache: Sendable {
         variants.reduce(0) { $0 + $1.data.count + 512 }
     }
 
-    /// Whether `response` to `request` may be stored (see the type's documentation).
-    /// `authenticated` says the transport answered a challenge with a credential for it: the
-    /// request as sent carried `Authorization`, though the one the cache saw did not.
-    func canStore(_ response: HTTPResponseHead, for request: URLRequest, authenticated: Bool = false) -> Bool {
-        let method = (request.httpMethod ?? "GET").uppercased()
-        guard method == "GET" || method == "HEAD", Self.storableStatusCodes.contains(response.statusCode) else { return false }
-        let requestControl = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
-        let responseControl = CacheControl(response.value(forHTTPHeaderField: "Cache-Control"))
-        if requestControl.contains("no-store") || responseControl.contains("no-store") { return false }
-        if isShared && responseControl.contains("private") { return false }
-        if response.value(forHTTPHeaderField: "Vary")?.contains("*") == true { return false }
-        // RFC 9111 §3.5: a response to an authenticated request is stored only when it says so.
-        if authenticated || request.value(forHTTPHeaderField: "Authorization") != nil,
-            !(responseControl.contains("public") || responseControl.contains("s-maxage") || responseControl.contains("must-revalidate"))
-        {
-            return false
-        }
-        let hasLifetime =
-            responseControl.contains("max-age") || responseControl.contains("s-maxage")
-            || response.value(forHTTPHeaderField: "Expires") != nil
-        let hasValidator = response.value(forHTTPHeaderField: "ETag") != nil || response.value(forHTTPHeaderField: "Last-Modified") != nil
-        return hasLifetime || hasValidator
-    }
-
     /// Removes what a successful unsafe request made stale (RFC 9111 §4.4).
     func invalidate(after response: HTTPResponseHead, to request: URLRequest) {
         guard (200..<400).contains(response.statusCode), let url = request.url else { return }
@@ -268,24 +277,13 @@ public final class HTTPCache: Sendable {
         }
     }
 
-    /// Whether the entry is fresh enough to answer `request` without the network: the
-    /// response's lifetime and the request's own `no-cache` / `max-age` / `min-fresh`.
-    func canAnswer(_ request: URLRequest, with entry: CachedResponse, at now: Date = Date()) -> Bool {
-        let control = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
-        if control.contains("no-cache") || request.value(forHTTPHeaderField: "Pragma")?.lowercased() == "no-cache" { return false }
-        guard entry.isFresh(shared: isShared, at: now) else { return false }
-        let age = entry.currentAge(at: now)
-        if let maxAge = control.seconds("max-age"), age > maxAge { return false }
-        if let minFresh = control.seconds("min-fresh"), entry.freshnessLifetime(shared: isShared) - age < minFresh { return false }
-        return true
-    }
-
     /// The entry built from a network response, for storage.
     func entry(for request: URLRequest, response: HTTPResponseHead, body: Data, requestDate: Date) -> CachedResponse? {
         guard let url = request.url else { return nil }
         var headers = response.headers
         // A cookie set for one user must never be handed to another with a stored response.
         headers["Set-Cookie"] = nil
+        for name in Self.unstoredFieldNames(of: response) { headers[name] = nil }
         // The body is stored decoded; the stored framing must describe it.
         headers["Content-Encoding"] = nil
         headers["Transfer-Encoding"] = nil
@@ -309,12 +307,33 @@ extension CachedResponse {
     /// The header names of `Vary`, lower-cased.
     var varyNameSet: Set<String> { Set(Self.varyNames(headers["Vary"]).map { $0.lowercased() }) }
 
-    /// Whether `request` sends the same values for the headers the response's `Vary` names.
+    /// Whether `request` sends the same values for the headers the response's `Vary` names,
+    /// compared as their syntax allows (see ``normalizedVaryValue(_:name:)``).
     func matchesVary(of request: URLRequest) -> Bool {
         let names = Self.varyNames(headers["Vary"])
         if names.contains("*") { return false }
         return names.allSatisfy { name in
-            request.value(forHTTPHeaderField: name) == varyingRequestHeaders[name.lowercased()]
+            let sent = request.value(forHTTPHeaderField: name)
+            let stored = varyingRequestHeaders[name.lowercased()]
+            guard let sent, let stored else { return sent == nil && stored == nil }
+            return Self.normalizedVaryValue(sent, name: name) == Self.normalizedVaryValue(stored, name: name)
         }
     }
+
+    /// A request field's value as `Vary` compares it (RFC 9111 §4.1: "normalizing both header
+    /// field values in a way that is known to have identical semantics"): whitespace around
+    /// list members and inside them collapsed, and for the content-negotiation lists — whose
+    /// members are case-insensitive tokens and whose order carries no meaning beside their
+    /// `q` weights — lower-cased and sorted.
+    static func normalizedVaryValue(_ value: String, name: String) -> String {
+        let members = value.split(separator: ",").map { member in
+            member.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
+                .replacingOccurrences(of: " ;", with: ";").replacingOccurrences(of: "; ", with: ";")
+        }.filter { !$0.isEmpty }
+        guard caseInsensitiveListFields.contains(name.lowercased()) else { return members.joined(separator: ",") }
+        return members.map { $0.lowercased() }.sorted().joined(separator: ",")
+    }
+
+    /// Request fields whose values are lists of case-insensitive tokens.
+    static let caseInsensitiveListFields: Set<String> = ["accept", "accept-language", "accept-encoding", "accept-charset"]
 }

@@ -34,9 +34,18 @@ extension HTTPCache {
         // `Vary: Cookie` (and so the choice of a stored response) depends on.
         var request = request
         if let error = transport.cookies.stamp(&request) { return RefusedTransportTask.refusing(error, delegate: delegate) }
-        let requestControl = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
+        let requestControl = Self.requestControl(of: request)
         let entry = options.policy == .reloadIgnoringCache || requestControl.contains("no-store") ? nil : cachedResponse(for: request)
         let offline = options.policy == .returnCacheDataWhenUnreachable
+        let protocolRules = options.policy == .useProtocolCachePolicy || offline
+
+        // `only-if-cached` (§5.2.1.7): a stored response that may answer, or a 504; never the network.
+        if protocolRules, requestControl.contains("only-if-cached") {
+            if let entry, canAnswer(request, with: entry) || (offline && options.isUnreachable()) {
+                return CachedTask.deliver(entry, to: delegate, options: options)
+            }
+            return CachedTask.deliverGatewayTimeout(for: request, to: delegate)
+        }
 
         // Answered from the cache: always for cache-only (a miss fails), any entry for
         // "else load" and for offline while unreachable, a fresh one otherwise.
@@ -48,19 +57,83 @@ extension HTTPCache {
             default: entry.map { canAnswer(request, with: $0) } ?? false
             }
         if fromCache { return CachedTask.deliver(entry, to: delegate, options: options) }
-        var sent = request
-        var revalidating: CachedResponse?
+        // `stale-while-revalidate` (RFC 5861 §3): the stale entry answers now, and one
+        // revalidation in the background updates it.
+        if protocolRules, let entry, canAnswerWhileRevalidating(request, with: entry) {
+            revalidateInBackground(entry, request: request, transport: transport, options: options)
+            return CachedTask.deliver(entry, to: delegate, options: options)
+        }
+        let (sent, revalidating) = conditionalRequest(for: request, entry: entry)
+        // A stale entry answers instead of a failure when `stale-if-error` allows it; any entry
+        // when the offline policy's network fails.
+        let staleIfError = entry.flatMap { protocolRules && canAnswerAfterError(request, with: $0) ? $0 : nil }
+        let exchange = HTTPCacheExchange(
+            cache: self, request: sent, inner: delegate, options: options,
+            mode: .load(revalidating: revalidating, fallback: offline ? entry : staleIfError, staleIfError: staleIfError))
+        return transport.startTask(for: sent, bodyFile: bodyFile, delegate: exchange)
+    }
+
+    /// `request` made conditional on `entry`'s validators (§4.3.1), sent exactly as received
+    /// (a weak or unquoted `ETag` included); unchanged when the caller sent conditions of its
+    /// own or the entry has no validators.
+    func conditionalRequest(for request: URLRequest, entry: CachedResponse?) -> (URLRequest, revalidating: CachedResponse?) {
+        let method = (request.httpMethod ?? "GET").uppercased()
         let callerIsConditional =
             request.value(forHTTPHeaderField: "If-None-Match") != nil
             || request.value(forHTTPHeaderField: "If-Modified-Since") != nil
-        if let entry, !callerIsConditional, !entry.conditionalHeaders.isEmpty, entry.statusCode == 200 || method == "HEAD" {
-            for (name, value) in entry.conditionalHeaders { sent.setHeader(value, for: name) }
-            revalidating = entry
+        guard let entry, !callerIsConditional, !entry.conditionalHeaders.isEmpty, entry.statusCode == 200 || method == "HEAD" else {
+            return (request, nil)
+        }
+        var sent = request
+        for (name, value) in entry.conditionalHeaders { sent.setHeader(value, for: name) }
+        return (sent, entry)
+    }
+
+    /// Revalidates `entry` without a caller waiting: one at a time per stored response; the
+    /// result (a 304 refreshing it, or a new response) is stored as usual.
+    func revalidateInBackground(_ entry: CachedResponse, request: URLRequest, transport: any Transport, options: HTTPCacheOptions) {
+        let key =
+            entry.key + "\n" + entry.varyingRequestHeaders.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
+        guard backgroundRevalidations.withLock({ $0.insert(key).inserted }) else { return }
+        let (sent, revalidating) = conditionalRequest(for: request, entry: entry)
+        var quiet = options
+        quiet.reportSource = { _ in }
+        let finished = BackgroundRevalidation(transport: transport) { [weak self] in
+            _ = self?.backgroundRevalidations.withLock { $0.remove(key) }
         }
         let exchange = HTTPCacheExchange(
-            cache: self, request: sent, inner: delegate, options: options,
-            mode: .load(revalidating: revalidating, fallback: offline ? entry : nil))
-        return transport.startTask(for: sent, bodyFile: bodyFile, delegate: exchange)
+            cache: self, request: sent, inner: finished, options: quiet,
+            mode: .load(revalidating: revalidating, fallback: nil, staleIfError: nil))
+        finished.hold(transport.startTask(for: sent, bodyFile: nil, delegate: exchange))
+    }
+}
+
+/// The delegate of a background revalidation: nobody waits for its events. It keeps the task and
+/// its transport alive until the exchange completes, then lets go.
+final class BackgroundRevalidation: TransportTaskDelegate, Sendable {
+    // Sendable: the mutable state is behind one Lock.
+    private let held: Lock<(task: (any TransportTask)?, transport: (any Transport)?, done: (@Sendable () -> Void)?)>
+
+    init(transport: any Transport, done: @escaping @Sendable () -> Void) {
+        held = Lock((nil, transport, done))
+    }
+
+    func hold(_ task: any TransportTask) {
+        held.withLock { if $0.transport != nil { $0.task = task } }
+    }
+
+    func transportDidReceive(response: HTTPResponseHead) {}
+    func transportDidReceive(data: Data) {}
+    func transportDidSend(bytes: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {}
+    func transportDisposition(for challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+        (.cancelAuthenticationChallenge, nil)
+    }
+    func transportDidComplete(response: HTTPResponseHead?, error: (any Error)?) {
+        let done = held.withLock { held -> (@Sendable () -> Void)? in
+            defer { held = (nil, nil, nil) }
+            return held.done
+        }
+        done?()
     }
 }
 
@@ -72,7 +145,9 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
 
     enum Mode {
         case invalidate
-        case load(revalidating: CachedResponse?, fallback: CachedResponse?)
+        /// `fallback` answers when the network fails to connect; `staleIfError` also when the
+        /// server answers 500, 502, 503 or 504.
+        case load(revalidating: CachedResponse?, fallback: CachedResponse?, staleIfError: CachedResponse?)
     }
 
     private struct State {
@@ -101,8 +176,15 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
     }
 
     func transportDidReceive(response: HTTPResponseHead) {
-        guard case .load(let revalidating, _) = mode else {
+        guard case .load(let revalidating, _, let staleIfError) = mode else {
             inner.transportDidReceive(response: response)
+            return
+        }
+        // An error answer that `stale-if-error` covers: the stored response instead (not stored).
+        if let staleIfError, HTTPCache.errorStatusCodes.contains(response.statusCode), let head = staleIfError.httpResponse() {
+            state.withLock { $0.notModified = staleIfError }
+            options.reportSource(.cache)
+            inner.transportDidReceive(response: head)
             return
         }
         if response.statusCode == 304, let revalidating {
@@ -123,6 +205,10 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
         state.withLock {
             $0.buffer = storable ? Data() : nil
             $0.response = response
+        }
+        // §4.3.5: a HEAD response freshens the stored GET response it describes.
+        if (request.httpMethod ?? "GET").uppercased() == "HEAD", response.statusCode == 200 {
+            cache.freshenStoredGET(with: response, for: request, requestDate: requestDate)
         }
         inner.transportDidReceive(response: response)
     }
@@ -153,12 +239,14 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
         inner.transportDidCollect(metrics: metrics)
     }
 
+    var transportWantsPause: Bool { inner.transportWantsPause }
+
     func transportDidComplete(response: HTTPResponseHead?, error: (any Error)?) {
         let (notModified, buffer, head) = state.withLock { ($0.notModified, $0.buffer, $0.response) }
         switch mode {
         case .invalidate:
             if error == nil, let response { cache.invalidate(after: response, to: request) }
-        case .load(_, let fallback):
+        case .load(_, let fallback, _):
             if let notModified {
                 if !notModified.data.isEmpty { inner.transportDidReceive(data: notModified.data) }
                 inner.transportDidComplete(response: notModified.httpResponse(), error: error)
@@ -196,6 +284,26 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
 final class CachedTask: TransportTask, @unchecked Sendable {
     // @unchecked Sendable: the only mutable state, `cancelled`, sits behind one Mutex.
     private let cancelled = Lock(false)
+
+    /// Answers `request` with `504 Gateway Timeout`, as a cache does for `only-if-cached` with
+    /// nothing stored that may answer (RFC 9111 §5.2.1.7).
+    static func deliverGatewayTimeout(for request: URLRequest, to delegate: any TransportTaskDelegate) -> CachedTask {
+        let task = CachedTask()
+        let head = request.url.map { HTTPResponseHead(url: $0, statusCode: 504, headers: ["Content-Length": "0"]) }
+        DispatchQueue.global().async {
+            if task.cancelled.withLock({ $0 }) {
+                delegate.transportDidComplete(response: nil, error: URLError(.cancelled))
+                return
+            }
+            guard let head else {
+                delegate.transportDidComplete(response: nil, error: URLError(.resourceUnavailable))
+                return
+            }
+            delegate.transportDidReceive(response: head)
+            delegate.transportDidComplete(response: head, error: nil)
+        }
+        return task
+    }
 
     /// Delivers `entry`, or fails with `resourceUnavailable` when there is none.
     static func deliver(

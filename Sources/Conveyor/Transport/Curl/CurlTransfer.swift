@@ -271,7 +271,11 @@
             }
             guard let forward else { return 0 }
             guard let forward else { return CurlConstant.writePause }
-            if forward { delegate.transportDidReceive(data: Data(bytes)) }
+            if forward {
+                delegate.transportDidReceive(data: Data(bytes))
+                // A pause asked for before the task was stored applies from the next chunk.
+                if delegate.transportWantsPause { requestPause() }
+            }
             return bytes.count
         }
 

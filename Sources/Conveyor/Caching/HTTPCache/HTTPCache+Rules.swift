@@ -1,0 +1,121 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What may be stored, and what a stored response may answer (RFC 9111 §3, §4, §5.2; RFC 5861).
+extension HTTPCache {
+    /// Whether `response` to `request` may be stored (see the type's documentation).
+    /// `authenticated` says the transport answered a challenge with a credential for it: the
+    /// request as sent carried `Authorization`, though the one the cache saw did not.
+    func canStore(_ response: HTTPResponseHead, for request: URLRequest, authenticated: Bool = false) -> Bool {
+        let method = (request.httpMethod ?? "GET").uppercased()
+        let status = response.statusCode
+        // Final responses only; a partial (206) or a 304 is not a response to store as is.
+        guard method == "GET" || method == "HEAD", (200...999).contains(status), status != 206, status != 304 else { return false }
+        let requestControl = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
+        let responseControl = CacheControl(response.value(forHTTPHeaderField: "Cache-Control"))
+        if requestControl.contains("no-store") { return false }
+        if responseControl.contains("must-understand") {
+            // §5.2.2.3: understood, it overrides `no-store`; not understood, nothing is stored.
+            guard Self.understoodStatusCodes.contains(status) else { return false }
+        } else if responseControl.contains("no-store") {
+            return false
+        }
+        if isShared && responseControl.containsUnqualified("private") { return false }
+        if response.value(forHTTPHeaderField: "Vary")?.contains("*") == true { return false }
+        // RFC 9111 §3.5: a response to an authenticated request is stored only when it says so.
+        if authenticated || request.value(forHTTPHeaderField: "Authorization") != nil,
+            !(responseControl.contains("public") || responseControl.contains("s-maxage") || responseControl.contains("must-revalidate"))
+        {
+            return false
+        }
+        let hasExplicitLifetime =
+            responseControl.seconds("max-age") != nil || (isShared && responseControl.seconds("s-maxage") != nil)
+            || response.value(forHTTPHeaderField: "Expires") != nil
+        if !Self.heuristicallyCacheableStatusCodes.contains(status) {
+            // §3: any final status is storable with explicit freshness (or `public`, which
+            // allows a heuristic lifetime; Conveyor gives other statuses none, so it needs one).
+            return hasExplicitLifetime
+        }
+        let hasValidator = response.value(forHTTPHeaderField: "ETag") != nil || response.value(forHTTPHeaderField: "Last-Modified") != nil
+        return hasExplicitLifetime || responseControl.contains("s-maxage") || hasValidator
+    }
+
+    /// Header fields never stored with a response: hop-by-hop fields (§3.1: `Connection`, the
+    /// fields it names, `Keep-Alive`, `Proxy-Connection`, `TE`, `Transfer-Encoding`, `Upgrade`)
+    /// and those a qualified `no-cache="…"` or `private="…"` names (§5.2.2.4, §5.2.2.7).
+    static func unstoredFieldNames(of response: HTTPResponseHead) -> Set<String> {
+        var names: Set<String> = ["connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade"]
+        if let connection = response.value(forHTTPHeaderField: "Connection") {
+            for name in connection.split(separator: ",") { names.insert(name.trimmingCharacters(in: .whitespaces).lowercased()) }
+        }
+        let control = CacheControl(response.value(forHTTPHeaderField: "Cache-Control"))
+        names.formUnion(control.fieldNames("no-cache"))
+        names.formUnion(control.fieldNames("private"))
+        return names
+    }
+
+    /// Whether the entry is fresh enough to answer `request` without the network: the
+    /// response's lifetime and the request's own `no-cache`, `max-age`, `min-fresh` and
+    /// `max-stale` (§5.2.1). A fresh `immutable` response is not revalidated on a reload
+    /// (`max-age=0`); an explicit `no-cache` still revalidates it.
+    func canAnswer(_ request: URLRequest, with entry: CachedResponse, at now: Date = Date()) -> Bool {
+        let control = Self.requestControl(of: request)
+        if control.contains("no-cache") { return false }
+        let responseControl = entry.cacheControl
+        if responseControl.containsUnqualified("no-cache") { return false }
+        let age = entry.currentAge(at: now)
+        let lifetime = entry.freshnessLifetime(shared: isShared)
+        let fresh = age < lifetime
+        if fresh, responseControl.contains("immutable") { return true }
+        if let maxAge = control.seconds("max-age"), age > maxAge { return false }
+        if let minFresh = control.seconds("min-fresh"), lifetime - age < minFresh { return false }
+        if fresh { return true }
+        // Stale: only a request's `max-stale` takes it, and never against `must-revalidate`
+        // (or `proxy-revalidate` / `s-maxage` in a shared cache).
+        guard control.contains("max-stale"), !responseControl.contains("must-revalidate"),
+            !(isShared && (responseControl.contains("proxy-revalidate") || responseControl.contains("s-maxage")))
+        else { return false }
+        guard let maxStale = control.seconds("max-stale") else { return control.containsUnqualified("max-stale") }
+        return age - lifetime <= maxStale
+    }
+
+    /// Whether a stale entry may answer at once while one background revalidation updates it
+    /// (`stale-while-revalidate`, RFC 5861 §3).
+    func canAnswerWhileRevalidating(_ request: URLRequest, with entry: CachedResponse, at now: Date = Date()) -> Bool {
+        let control = Self.requestControl(of: request)
+        let responseControl = entry.cacheControl
+        guard !control.contains("no-cache"), !control.contains("max-age"), !control.contains("min-fresh"),
+            !responseControl.containsUnqualified("no-cache"), !responseControl.contains("must-revalidate"),
+            let window = responseControl.seconds("stale-while-revalidate")
+        else { return false }
+        let staleness = entry.currentAge(at: now) - entry.freshnessLifetime(shared: isShared)
+        return staleness >= 0 && staleness < window
+    }
+
+    /// Whether a stale entry may answer instead of a failure — a connection that failed or a
+    /// 500, 502, 503 or 504 — by its `stale-if-error` (RFC 5861 §4), in the response or the request.
+    func canAnswerAfterError(_ request: URLRequest, with entry: CachedResponse, at now: Date = Date()) -> Bool {
+        let responseControl = entry.cacheControl
+        if responseControl.contains("must-revalidate") || responseControl.containsUnqualified("no-cache") { return false }
+        let window = [Self.requestControl(of: request).seconds("stale-if-error"), responseControl.seconds("stale-if-error")]
+            .compactMap { $0 }.max()
+        guard let window else { return false }
+        let staleness = entry.currentAge(at: now) - entry.freshnessLifetime(shared: isShared)
+        return staleness < window
+    }
+
+    /// The request's `Cache-Control`; without one, `Pragma: no-cache` counts as `no-cache`
+    /// (§5.4: only then).
+    static func requestControl(of request: URLRequest) -> CacheControl {
+        if let field = request.value(forHTTPHeaderField: "Cache-Control") { return CacheControl(field) }
+        let pragma = request.value(forHTTPHeaderField: "Pragma")?.lowercased() ?? ""
+        return CacheControl(
+            pragma.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "no-cache" } ? "no-cache" : nil)
+    }
+
+    /// The status codes after which `stale-if-error` may answer instead.
+    static let errorStatusCodes: Set<Int> = [500, 502, 503, 504]
+}

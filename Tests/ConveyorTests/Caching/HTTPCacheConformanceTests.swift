@@ -1,0 +1,222 @@
+import Conveyor
+import ConveyorLocking
+import ConveyorTesting
+import Foundation
+import Testing
+
+/// RFC 9111 (and RFC 5861) behaviour of `HTTPCache` as a browser's private cache has it, against
+/// a real server on both transports (issue 28).
+@Suite("HTTP cache conformance (RFC 9111, RFC 5861)")
+struct HTTPCacheConformanceTests {
+    /// Runs `body` with a server and a client on `transport` using a scratch cache.
+    private func withCache(
+        _ transport: HTTPClient.TransportKind, _ body: (LocalHTTPServer, HTTPClient, HTTPCache) async throws -> Void
+    ) async throws {
+        let configure: (inout HTTPClient.Configuration) -> Void = { configuration in
+            configuration.transport = transport
+            configuration.monitorsReachability = false
+        }
+        try await withCachingServer(configure: configure, body)
+    }
+
+    /// Sends GET `path` and returns the status and where the response came from; an
+    /// unacceptable status is returned, not thrown.
+    private func fetch(_ client: HTTPClient, _ path: String, headers: HTTPHeaders = [:], method: HTTPMethod = .get) async throws
+        -> (status: Int, source: HTTPCache.ResponseSource?, head: HTTPResponseHead?)
+    {
+        do {
+            let response = try await client.response(method: method, path: path, headers: headers)
+            return (response.statusCode, response.source, response.head)
+        } catch let error as ConveyorError {
+            guard let status = error.statusCode else { throw error }
+            return (status, nil, nil)
+        }
+    }
+
+    @Test(
+        "Expires: only IMF-fixdate, RFC 850 and asctime are dates; anything else is already expired",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func expiresParsing(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, _ in
+            let cases: [(String, String, fresh: Bool)] = [
+                ("imf", "Thu, 18 Aug 2050 02:01:18 GMT", true),
+                ("rfc850", "Thursday, 18-Aug-50 02:01:18 GMT", true),
+                ("asctime", "Thu Aug 18 02:01:18 2050", true),
+                ("asctime-one-digit-day", "Thu Aug  8 02:01:18 2050", true),
+                ("no-comma", "Thu 18 Aug 2050 02:01:18 GMT", false),
+                ("double-space", "Thu, 18 Aug  2050 02:01:18 GMT", false),
+                ("one-digit-hour", "Thu, 18 Aug 2050 2:01:18 GMT", false),
+            ]
+            for (name, expires, _) in cases { server.countingRoute("/\(name)", headers: ["Expires": expires]) }
+            for (name, _, fresh) in cases {
+                _ = try await fetch(client, name)
+                _ = try await fetch(client, name)
+                #expect(server.requestCount(path: "/\(name)") == (fresh ? 1 : 2), "\(name)")
+            }
+        }
+    }
+
+    @Test("Hop-by-hop fields and the fields Connection names are not stored", arguments: HTTPClient.TransportKind.testedKinds)
+    func hopByHop(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, cache in
+            server.countingRoute(
+                "/hop",
+                headers: [
+                    "Cache-Control": "max-age=60", "Connection": "X-Private", "X-Private": "a", "Keep-Alive": "timeout=5",
+                    "Proxy-Connection": "keep-alive", "TE": "trailers", "X-Kept": "yes",
+                ])
+            _ = try await fetch(client, "hop")
+            let stored = try #require(cache.cachedResponse(for: try client.request(method: .get, path: "hop")))
+            for name in ["Connection", "X-Private", "Keep-Alive", "Proxy-Connection", "TE", "Transfer-Encoding", "Upgrade"] {
+                #expect(stored.headers[name] == nil, "\(name)")
+            }
+            #expect(stored.headers["X-Kept"] == "yes")
+        }
+    }
+
+    @Test("Any final status with max-age is served from cache while fresh", arguments: HTTPClient.TransportKind.testedKinds)
+    func explicitFreshnessAnyStatus(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, _ in
+            for status in [299, 400, 499, 500, 502, 503, 504, 599] {
+                server.route("/status-\(status)") { _ in
+                    .text("status \(status)", status: status).with(headers: ["Cache-Control": "max-age=60"])
+                }
+                let first = try await fetch(client, "status-\(status)")
+                let second = try await fetch(client, "status-\(status)")
+                #expect(first.status == status && second.status == status)
+                #expect(server.requestCount(path: "/status-\(status)") == 1, "\(status)")
+            }
+            // Without explicit freshness a 500 is not stored, validator or not.
+            server.route("/plain-500") { _ in .text("x", status: 500).with(headers: ["ETag": "\"e\""]) }
+            _ = try await fetch(client, "plain-500")
+            _ = try await fetch(client, "plain-500")
+            #expect(server.requestCount(path: "/plain-500") == 2)
+        }
+    }
+
+    @Test(
+        "must-understand: an understood status is stored despite no-store; an unknown one is not",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func mustUnderstand(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, _ in
+            server.countingRoute("/understood", headers: ["Cache-Control": "max-age=60, no-store, must-understand"])
+            server.route("/unknown") { _ in .text("x", status: 299).with(headers: ["Cache-Control": "max-age=60, must-understand"]) }
+            for path in ["understood", "unknown"] {
+                _ = try await fetch(client, path)
+                _ = try await fetch(client, path)
+            }
+            #expect(server.requestCount(path: "/understood") == 1)
+            #expect(server.requestCount(path: "/unknown") == 2)
+        }
+    }
+
+    @Test(
+        "stale-while-revalidate: inside the window the stale entry answers and one revalidation runs; after it, a fetch",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func staleWhileRevalidate(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, _ in
+            let revalidations = AsyncStream.makeStream(of: Void.self)
+            server.route("/swr") { request in
+                if request.headers["If-None-Match"] == "\"v1\"" {
+                    revalidations.continuation.yield()
+                    return .init(status: 304, headers: ["ETag": "\"v1\"", "Cache-Control": "max-age=60"])
+                }
+                return .text("swr body").with(headers: [
+                    "ETag": "\"v1\"", "Cache-Control": "max-age=1, stale-while-revalidate=600", "Age": "5",
+                ])
+            }
+            _ = try await fetch(client, "swr")
+            let second = try await fetch(client, "swr")
+            #expect(second.status == 200 && second.source == .cache)
+            for await _ in revalidations.stream { break }  // the background revalidation reached the server
+            #expect(server.requestCount(path: "/swr") == 2)
+
+            server.countingRoute("/swr-past", headers: ["Cache-Control": "max-age=1, stale-while-revalidate=2", "Age": "100"])
+            _ = try await fetch(client, "swr-past")
+            let late = try await fetch(client, "swr-past")
+            #expect(late.source == .network && server.requestCount(path: "/swr-past") == 2)
+        }
+    }
+
+    @Test("stale-if-error: a 503 is answered with the stale stored response", arguments: HTTPClient.TransportKind.testedKinds)
+    func staleIfError(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, _ in
+            let calls = Lock(0)
+            server.route("/sie") { _ in
+                let call = calls.withLock {
+                    $0 += 1
+                    return $0
+                }
+                if call == 1 { return .text("good").with(headers: ["Cache-Control": "max-age=1, stale-if-error=600", "Age": "5"]) }
+                return .text("down", status: 503)
+            }
+            _ = try await fetch(client, "sie")
+            let second = try await client.response(method: .get, path: "sie")
+            #expect(second.statusCode == 200 && String(decoding: second.data, as: UTF8.self) == "good" && second.source == .cache)
+            #expect(server.requestCount(path: "/sie") == 2)
+        }
+    }
+
+    @Test(
+        "Request directives: only-if-cached, max-stale, Pragma without Cache-Control; immutable on a reload",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func requestDirectives(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, _ in
+            server.countingRoute("/nothing", headers: ["Cache-Control": "max-age=60"])
+            let onlyCached = try await fetch(client, "nothing", headers: ["Cache-Control": "only-if-cached"])
+            #expect(onlyCached.status == 504 && server.requestCount(path: "/nothing") == 0)
+
+            server.countingRoute("/stale", headers: ["Cache-Control": "max-age=1", "Age": "30"])
+            _ = try await fetch(client, "stale")
+            #expect(try await fetch(client, "stale", headers: ["Cache-Control": "max-stale"]).source == .cache)
+            #expect(try await fetch(client, "stale", headers: ["Cache-Control": "max-stale=5"]).source == .network)
+
+            server.countingRoute("/pragma", headers: ["Cache-Control": "max-age=60"])
+            _ = try await fetch(client, "pragma")
+            #expect(try await fetch(client, "pragma", headers: ["Pragma": "no-cache"]).source == .network)
+            #expect(try await fetch(client, "pragma", headers: ["Pragma": "no-cache", "Cache-Control": "max-age=60"]).source == .cache)
+
+            server.countingRoute("/immutable", headers: ["Cache-Control": "max-age=3600, immutable"])
+            _ = try await fetch(client, "immutable")
+            #expect(try await fetch(client, "immutable", headers: ["Cache-Control": "max-age=0"]).source == .cache)
+            #expect(try await fetch(client, "immutable", headers: ["Cache-Control": "no-cache"]).source == .network)
+        }
+    }
+
+    @Test("no-cache=\"field\": the response is reused, the named field is not stored", arguments: HTTPClient.TransportKind.testedKinds)
+    func qualifiedNoCache(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, _ in
+            server.countingRoute("/qualified", headers: ["Cache-Control": #"max-age=60, no-cache="X-Secret, X-Other""#, "X-Secret": "s"])
+            _ = try await fetch(client, "qualified")
+            let second = try await fetch(client, "qualified")
+            #expect(second.source == .cache && server.requestCount(path: "/qualified") == 1)
+            #expect(second.head?.value(forHTTPHeaderField: "X-Secret") == nil)
+        }
+    }
+
+    @Test(
+        "Vary compares values as their syntax allows: order, spaces and case of Accept-Language",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func varyNormalisation(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, _ in
+            server.countingRoute("/negotiated", headers: ["Cache-Control": "max-age=60", "Vary": "Accept-Language"])
+            _ = try await fetch(client, "negotiated", headers: ["Accept-Language": "en-US, fr"])
+            #expect(try await fetch(client, "negotiated", headers: ["Accept-Language": "fr,en-us"]).source == .cache)
+            #expect(try await fetch(client, "negotiated", headers: ["Accept-Language": "de"]).source == .network)
+        }
+    }
+
+    @Test("A HEAD response freshens the stored GET response's fields (§4.3.5)", arguments: HTTPClient.TransportKind.testedKinds)
+    func headFreshensGet(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, _ in
+            server.route("/doc") { request in
+                let version = request.method == "HEAD" ? "2" : "1"
+                return .text("document").with(headers: ["Cache-Control": "max-age=60", "ETag": "\"d1\"", "X-Version": version])
+            }
+            _ = try await fetch(client, "doc")
+            _ = try await fetch(client, "doc", headers: ["Cache-Control": "no-cache"], method: .head)
+            let after = try await fetch(client, "doc")
+            #expect(after.source == .cache && after.head?.value(forHTTPHeaderField: "X-Version") == "2")
+        }
+    }
+}
