@@ -219,4 +219,29 @@ struct HTTPCacheConformanceTests {
             #expect(after.source == .cache && after.head?.value(forHTTPHeaderField: "X-Version") == "2")
         }
     }
+
+    @Test("A Range request is answered with a 206 from a stored complete response", arguments: HTTPClient.TransportKind.testedKinds)
+    func rangeFromStoredResponse(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, _ in
+            server.route("/digits") { request in
+                // The server itself ignores Range: every 206 below comes from the cache.
+                .text("0123456789").with(headers: ["Cache-Control": "max-age=60", "ETag": "\"d\""])
+            }
+            _ = try await fetch(client, "digits")
+            let operation = client.operation(
+                with: try client.request(method: .get, path: "digits", headers: ["Range": "bytes=2-5"]), success: nil, failure: nil)
+            operation.acceptableStatusCodes = [206]
+            let probe = CompletionProbe()
+            probe.attach(to: operation)
+            client.enqueue(operation)
+            #expect(await probe.outcome().data.map { String(decoding: $0, as: UTF8.self) } == "2345")
+            #expect(operation.responseHead?.statusCode == 206)
+            #expect(operation.responseHead?.value(forHTTPHeaderField: "Content-Range") == "bytes 2-5/10")
+            let suffix = try await fetch(client, "digits", headers: ["Range": "bytes=-3"])
+            #expect(suffix.status == 206 && server.requestCount(path: "/digits") == 1)
+            // An If-Range naming another representation: the whole stored 200, as a server would send.
+            let other = try await fetch(client, "digits", headers: ["Range": "bytes=0-1", "If-Range": "\"other\""])
+            #expect(other.status == 200 && other.head?.value(forHTTPHeaderField: "Content-Range") == nil)
+        }
+    }
 }

@@ -56,7 +56,8 @@ extension HTTPCache {
             case .returnCacheDataWhenUnreachable where entry != nil && options.isUnreachable(): true
             default: entry.map { canAnswer(request, with: $0) } ?? false
             }
-        if fromCache { return CachedTask.deliver(entry, to: delegate, options: options) }
+        // A `Range` request a stored complete response can answer gets its 206 from the cache.
+        if fromCache { return CachedTask.deliver(entry?.partialContent(for: request) ?? entry, to: delegate, options: options) }
         // `stale-while-revalidate` (RFC 5861 §3): the stale entry answers now, and one
         // revalidation in the background updates it.
         if protocolRules, let entry, canAnswerWhileRevalidating(request, with: entry) {
