@@ -244,4 +244,19 @@ struct HTTPCacheConformanceTests {
             #expect(other.status == 200 && other.head?.value(forHTTPHeaderField: "Content-Range") == nil)
         }
     }
+
+    @Test("An unknown content coding is handed over as received, field included, and stored so (curl transport)")
+    func unknownContentCoding() async throws {
+        try await withCache(.curl) { server, client, _ in
+            server.route("/foo-coded") { _ in
+                .init(headers: ["Content-Encoding": "foo", "Cache-Control": "max-age=60"], body: .data(Data("not really foo".utf8)))
+            }
+            let first = try await client.response(method: .get, path: "foo-coded")
+            #expect(String(decoding: first.data, as: UTF8.self) == "not really foo")
+            #expect(first.head.value(forHTTPHeaderField: "Content-Encoding") == "foo")
+            let second = try await client.response(method: .get, path: "foo-coded")
+            #expect(second.source == .cache && second.head.value(forHTTPHeaderField: "Content-Encoding") == "foo")
+            #expect(second.data == first.data)
+        }
+    }
 }

@@ -284,8 +284,9 @@ public final class HTTPCache: Sendable {
         // A cookie set for one user must never be handed to another with a stored response.
         headers["Set-Cookie"] = nil
         for name in Self.unstoredFieldNames(of: response) { headers[name] = nil }
-        // The body is stored decoded; the stored framing must describe it.
-        headers["Content-Encoding"] = nil
+        // The body is stored decoded; the stored framing must describe it. A coding the
+        // transport could not decode arrived as it was sent, and the field says so.
+        if ContentCodings.areDecodable(headers["Content-Encoding"] ?? "") { headers["Content-Encoding"] = nil }
         headers["Transfer-Encoding"] = nil
         headers["Content-Length"] = String(body.count)
         var vary: [String: String] = [:]

@@ -25,6 +25,7 @@
         case noSignal = 99
         case bufferSize = 98
         case acceptEncoding = 10102
+        case httpContentDecoding = 158
         case writeData = 10001
         case httpAuth = 107
         case userName = 10173

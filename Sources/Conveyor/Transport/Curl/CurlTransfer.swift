@@ -37,6 +37,8 @@
         private struct State {
             var body: CurlRequestBody?
             var headerList = UncheckedSendableBox<Handle?>(value: nil)
+            /// The easy handle while this transfer runs on it (for options a callback changes).
+            var handle: UncheckedSendableBox<Handle>?
             var head = CurlResponseHead()
             var response: HTTPResponseHead?
             /// A 401/407 head (and its body) kept back until it is known whether the challenge is
@@ -113,6 +115,11 @@
             }
         }
 
+        /// Whether `fields` name a content coding libcurl does not decode.
+        static func hasUnknownCoding(_ fields: [String]) -> Bool {
+            !ContentCodings.areDecodable(fields.joined(separator: ","))
+        }
+
         // MARK: - Configuring the handle (the multi handle's owner)
 
         /// Sets every option of `handle` for this request.
@@ -166,6 +173,10 @@
             // otherwise every encoding libcurl decodes is offered.
             let acceptEncoding = headers.first { $0.key.equalsIgnoringASCIICase("Accept-Encoding") }?.value
             curl.setOption(handle, .acceptEncoding, acceptEncoding ?? "")
+            // Decoding is turned off per response for a coding libcurl does not know (see
+            // didReceiveHeaderLine); a reused handle starts with it on again.
+            curl.setOption(handle, .httpContentDecoding, 1)
+            state.withLock { $0.handle = UncheckedSendableBox(value: handle) }
             settings.applyTLS(to: handle, library: curl)
 
             switch method {
@@ -245,6 +256,13 @@
                 }
                 let head = state.head
                 guard let response = head.response(for: url) else { return nil }
+                // A content coding libcurl cannot decode (`Content-Encoding: foo`) failed the
+                // transfer ("Unrecognized content encoding type"). Browsers hand such a body
+                // over as received, the field saying what it is; so does this transport.
+                // libcurl reads the setting when the body is written, after this callback.
+                if Self.hasUnknownCoding(head.values(of: "Content-Encoding")), let handle = state.handle?.value {
+                    library.setOption(handle, .httpContentDecoding, 0)
+                }
                 settings.cookies.store(head.values(of: "Set-Cookie"), from: url, for: request)
                 if response.statusCode == 401 || response.statusCode == 407 {
                     state.held = (response, head, Data())

@@ -1,0 +1,11 @@
+/// The content codings the transports decode (RFC 9110 §8.4.1): libcurl's `gzip`, `deflate`, `br`
+/// and `zstd` (with `x-gzip` and `identity`). A body with any other coding is handed over as it
+/// arrived, its `Content-Encoding` saying so, as browsers do.
+enum ContentCodings {
+    static let decodable: Set<String> = ["identity", "gzip", "x-gzip", "deflate", "br", "zstd"]
+
+    /// Whether every coding a `Content-Encoding` value lists (empty: none) is decoded.
+    static func areDecodable(_ field: String) -> Bool {
+        field.split(separator: ",").allSatisfy { decodable.contains($0.trimmingCharacters(in: .whitespaces).lowercased()) }
+    }
+}
