@@ -1,7 +1,8 @@
-import Conveyor
 import ConveyorTesting
 import Foundation
 import Testing
+
+@testable import Conveyor
 
 @Suite("HTTPClient builds requests")
 struct HTTPClientRequestTests {
@@ -41,16 +42,28 @@ struct HTTPClientRequestTests {
         #expect(post.httpBody.map { String(decoding: $0, as: UTF8.self) } == "name=Zo%C3%AB&ok=1")
     }
 
-    @Test("Default headers: User-Agent names Conveyor, Accept-Language is set, nil removes a header")
+    @Test("Default headers: User-Agent names Conveyor, Accept-Language follows the locale, nil removes a header")
     func defaultHeaders() throws {
         let client = HTTPClient(baseURL: URL(string: "http://example.com/")!)
         #expect(client.defaultValue(forHeader: "user-agent")?.contains("Conveyor/\(ConveyorLibrary.version)") == true)
-        #expect(client.defaultValue(forHeader: "Accept-Language")?.isEmpty == false)
+        #expect(client.defaultValue(forHeader: "Accept-Language") == DefaultHeaderValues.acceptLanguage)
         client.setDefaultHeader("X-Token", value: "abc")
         #expect(try client.request(method: .get, path: "x").value(forHTTPHeaderField: "X-Token") == "abc")
         client.setDefaultHeader("x-token", value: nil)
         #expect(try client.request(method: .get, path: "x").value(forHTTPHeaderField: "X-Token") == nil)
         #expect(client.defaultHeaders["X-Token"] == nil)
+    }
+
+    @Test("Accept-Language comes from LANGUAGE, LC_ALL, LC_MESSAGES or LANG; none for the C or POSIX locale")
+    func acceptLanguageFromLocale() {
+        let languages = DefaultHeaderValues.languages(environment:)
+        #expect(languages(["LANG": "en_GB.UTF-8"]) == ["en-GB"])
+        #expect(languages(["LANG": "de_DE.UTF-8", "LC_MESSAGES": "fr_CA.UTF-8"]) == ["fr-CA"])
+        #expect(languages(["LANG": "de_DE", "LC_ALL": "pt_BR.UTF-8@euro", "LANGUAGE": "pt_BR:pt:en"]) == ["pt-BR", "pt", "en"])
+        #expect(languages(["LANG": "C.UTF-8"]).isEmpty && languages(["LC_ALL": "POSIX"]).isEmpty && languages([:]).isEmpty)
+        #expect(languages(["LANG": "C.UTF-8", "LANGUAGE": "fr"]).isEmpty)  // GNU ignores LANGUAGE in the C locale
+        #expect(DefaultHeaderValues.acceptLanguage(for: ["en-GB", "en", "fr"]) == "en-GB, en;q=0.9, fr;q=0.8")
+        #expect(DefaultHeaderValues.acceptLanguage(for: []) == nil)
     }
 
     @Test("Authorization helpers set Basic and Bearer headers and clear them")
