@@ -14,13 +14,43 @@ if arguments.contains("--help") || arguments.contains("-h") {
     print(
         """
         USAGE: conveyor-demo [--base-url URL] [--step NAME]
+               conveyor-demo --serve PORT
 
         Runs each step against an embedded local server (or the httpbin-compatible server at URL).
+        --serve runs only the embedded server, on 127.0.0.1:PORT, until you stop it (Ctrl-C):
+        a server to try the README's snippets against.
 
         STEPS:
         \(DemoSteps.all.map { "  \($0.name.padding(toLength: 12, withPad: " ", startingAt: 0)) \($0.summary)" }.joined(separator: "\n"))
         """)
     exit(0)
+}
+
+if let text = value(after: "--serve") {
+    guard let port = Int(text), (0...65535).contains(port) else {
+        FileHandle.standardError.write(Data("--serve takes a port number, 0 to 65535 (0: any free one)\n".utf8))
+        exit(2)
+    }
+    do {
+        let server = try LocalHTTPServer.started(port: port)
+        // Written unbuffered: a program reading the first line (a test, a script) sees it at once.
+        FileHandle.standardOutput.write(
+            Data(
+                """
+                Serving on \(server.baseURL.absoluteString) (Ctrl-C to stop). Routes, named as httpbin's:
+                  /get /post /put /patch /delete /anything  echo the request as JSON (args, form, json, headers)
+                  /status/{code} /delay/{seconds} /bytes/{n} /drip /range/{n} (at most 102,400 bytes)
+                  /redirect/{n} /basic-auth/{user}/{password} /bearer /response-headers?Name=value
+                  /cache /cache/{seconds} /etag/{etag} /json /html /xml /text /image/{png|jpeg|gif}
+                  /fault/{name}  reset, close-mid-body, stall-after-headers, malformed-status-line, ...
+                Request bodies over \(server.maximumStoredBodySize) bytes are read but not echoed.
+
+                """.utf8))
+        dispatchMain()
+    } catch {
+        FileHandle.standardError.write(Data("cannot serve on port \(port): \(error)\n".utf8))
+        exit(1)
+    }
 }
 
 var steps = DemoSteps.all

@@ -54,6 +54,17 @@ public final class LocalHTTPServer: @unchecked Sendable {
         return server
     }
 
+    /// Creates and starts a server on `port` of 127.0.0.1 — to try snippets against a fixed
+    /// address (`swift run conveyor-demo --serve 8080`); 0 lets the kernel choose.
+    /// - Parameter port: The port.
+    /// - Returns: The running server.
+    /// - Throws: ``ServerError`` when the port cannot be bound (in use, or privileged).
+    public static func started(port: Int) throws -> LocalHTTPServer {
+        let server = LocalHTTPServer()
+        try server.start(port: port)
+        return server
+    }
+
     deinit { stop() }
 
     /// Why the server could not start.
@@ -71,6 +82,14 @@ public final class LocalHTTPServer: @unchecked Sendable {
     /// Binds 127.0.0.1 on a port the kernel chooses and starts accepting connections.
     /// - Throws: ``ServerError``.
     public func start() throws {
+        try start(port: 0)
+    }
+
+    /// Binds 127.0.0.1 on `port` (0: one the kernel chooses) and starts accepting connections.
+    /// - Parameter port: The port, 0 to 65535.
+    /// - Throws: ``ServerError`` when the port is out of range, in use or privileged.
+    public func start(port requestedPort: Int) throws {
+        guard (0...65535).contains(requestedPort) else { throw ServerError(description: "port \(requestedPort) is not 0...65535") }
         signal(SIGPIPE, SIG_IGN)
         #if canImport(Glibc)
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -85,7 +104,7 @@ public final class LocalHTTPServer: @unchecked Sendable {
             address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
         #endif
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = UInt16(requestedPort).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -93,7 +112,7 @@ public final class LocalHTTPServer: @unchecked Sendable {
         guard bound == 0, listen(fd, 1024) == 0 else {
             let message = String(cString: strerror(errno))
             _ = close(fd)
-            throw ServerError(description: "bind/listen on 127.0.0.1: \(message)")
+            throw ServerError(description: "bind/listen on 127.0.0.1:\(requestedPort): \(message)")
         }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {

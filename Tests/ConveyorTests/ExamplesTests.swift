@@ -1,3 +1,4 @@
+import Conveyor
 import ConveyorTestSupport
 import Foundation
 import Testing
@@ -51,5 +52,35 @@ struct ExamplesTests {
         ] {
             #expect(result.output.contains(line), "missing \"\(line)\" in:\n\(result.output)")
         }
+    }
+
+    @Test("conveyor-demo --serve 0 serves the httpbin-like routes at the address it prints, until stopped")
+    func demoServe() async throws {
+        let process = Process()
+        process.executableURL = ExampleProcess.executable("conveyor-demo")
+        process.arguments = ["--serve", "0"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        // The first line names the address; read it off the cooperative pool (a blocking read).
+        let firstLine = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var bytes = Data()
+                while !bytes.contains(UInt8(ascii: "\n")) {
+                    let chunk = PipeIO.readChunk(from: output.fileHandleForReading)  // retries EINTR
+                    if chunk.isEmpty { break }
+                    bytes.append(chunk)
+                }
+                continuation.resume(returning: String(decoding: bytes, as: UTF8.self).components(separatedBy: "\n")[0])
+            }
+        }
+        let address = try #require(firstLine.components(separatedBy: " ").first { $0.hasPrefix("http://127.0.0.1:") })
+        let client = HTTPClient(baseURL: try #require(URL(string: address)))
+        let echo = try JSONSerialization.jsonObject(with: try await client.get("get", parameters: ["q": "snippet"])) as? [String: Any]
+        #expect((echo?["args"] as? [String: String])?["q"] == "snippet")
     }
 }
