@@ -8,6 +8,19 @@ import Synchronization
 //
 //   swift run AFNetworkingGuideExample
 
+if CommandLine.arguments.contains("--help") || CommandLine.arguments.contains("-h") {
+    print(
+        """
+        USAGE: AFNetworkingGuideExample
+
+        Every sample of the AFNetworking 1.x guide, ported to Conveyor, run against an embedded
+        server (or the server at $SAMPLE_API_URL): the client subclass, JSON operations, a
+        multipart upload, an image with a placeholder, an outputStream download, the shared
+        cache, the activity indicator and the logger.
+        """)
+    exit(0)
+}
+
 /// An image view without UIKit: what `setImageWithURL:placeholderImage:` fills in.
 final class ConsoleImageView: ImageDisplaying, @unchecked Sendable {
     // @unchecked Sendable: `image` is touched only on the downloader's callback queue, as

@@ -79,19 +79,27 @@ if let text = value(after: "--base-url") {
 print("Conveyor \(ConveyorLibrary.version) demo against \(baseURL.absoluteString)\n")
 let client = DemoClient(baseURL: baseURL, embeddedServer: server)
 var failed: [String] = []
+var skipped: [String] = []
 for step in steps {
     print("▸ \(step.name): \(step.summary)")
     do {
         print("  ✓ \(try await step.run(client))")
+    } catch let skip as DemoSkip {
+        print("  – skipped: \(skip)")
+        skipped.append(step.name)
     } catch {
         print("  ✗ \(error)")
         failed.append(step.name)
     }
 }
 server?.stop()
-if failed.isEmpty {
-    print("\nAll \(steps.count) steps succeeded.")
+let succeeded = steps.count - failed.count - skipped.count
+if failed.isEmpty, skipped.isEmpty {
+    print(steps.count == 1 ? "\nThe step succeeded." : "\nAll \(steps.count) steps succeeded.")
 } else {
-    print("\nFailed steps: \(failed.joined(separator: ", "))")
-    exit(1)
+    var summary = "\n\(succeeded) of \(DemoFormat.count(steps.count, "step")) succeeded"
+    if !skipped.isEmpty { summary += "; skipped (this server lacks what they need): \(skipped.joined(separator: ", "))" }
+    if !failed.isEmpty { summary += "; failed: \(failed.joined(separator: ", "))" }
+    print(summary + ".")
+    if !failed.isEmpty { exit(1) }
 }

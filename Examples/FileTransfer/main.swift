@@ -8,6 +8,21 @@ import Foundation
 //   swift run FileTransferExample                       # generated files, embedded file service
 //   swift run FileTransferExample --directory DIR --base-url URL
 
+if CommandLine.arguments.contains("--help") || CommandLine.arguments.contains("-h") {
+    print(
+        """
+        USAGE: FileTransferExample [--directory DIR] [--base-url URL]
+
+        Uploads the files of DIR (default: three generated ones) as one multipart request,
+        downloads them back through a dropped connection (resuming with Range), and compares.
+        Without --base-url it runs against an embedded file service. A server given with
+        --base-url needs the service's two routes:
+          POST /upload          a multipart form of files; answers a JSON list of the stored names
+          GET  /files/{name}    each file back, with Range support
+        """)
+    exit(0)
+}
+
 func value(after flag: String) -> String? {
     guard let index = CommandLine.arguments.firstIndex(of: flag), index + 1 < CommandLine.arguments.count else { return nil }
     return CommandLine.arguments[index + 1]

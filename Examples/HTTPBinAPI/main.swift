@@ -7,6 +7,18 @@ import Foundation
 //   swift run HTTPBinAPIExample                         # against an embedded LocalHTTPServer
 //   swift run HTTPBinAPIExample --base-url http://127.0.0.1:8080/   # against a local httpbin
 
+if CommandLine.arguments.contains("--help") || CommandLine.arguments.contains("-h") {
+    print(
+        """
+        USAGE: HTTPBinAPIExample [--base-url URL]
+
+        A per-API HTTPClient subclass exposed as a singleton, with typed async and callback
+        endpoints, run against an embedded server, or the httpbin at URL (or $HTTPBIN_URL).
+        It uses /get, /json, /post and /basic-auth/{user}/{password}.
+        """)
+    exit(0)
+}
+
 var embedded: LocalHTTPServer?
 let arguments = CommandLine.arguments
 if let index = arguments.firstIndex(of: "--base-url"), index + 1 < arguments.count {

@@ -10,6 +10,17 @@ import Synchronization
 //
 //   swift run ServerSentEventsExample
 
+if CommandLine.arguments.contains("--help") || CommandLine.arguments.contains("-h") {
+    print(
+        """
+        USAGE: ServerSentEventsExample
+
+        Follows a Server-Sent Events endpoint of an embedded server through a dropped connection
+        (reconnecting after the server's retry, with Last-Event-ID) until it answers 204.
+        """)
+    exit(0)
+}
+
 struct Dropped: Error {}
 
 let server = try LocalHTTPServer.started()

@@ -12,4 +12,17 @@ struct HTTPBinExampleTests {
         #expect(result.output.contains("slideshow: \"Sample Slide Show\""), "\(result.output)")
         #expect(result.output.contains("wrong password: HTTP 401") && result.output.contains("all calls succeeded"))
     }
+
+    @Test("The demo against httpbin claims only what it did: capped or missing routes are skipped, and counted")
+    func demoIsHonestAgainstHTTPBin() async throws {
+        let base = try await HTTPBin.baseURL()
+        for step in ["download", "retry"] {
+            let result = try await ExampleProcess.run("conveyor-demo", arguments: ["--base-url", base.absoluteString, "--step", step])
+            #expect(result.status == 0, "\(result.output)\(result.errors)")
+            #expect(result.output.contains("– skipped:") && !result.output.contains("✓"), "\(result.output)")
+            #expect(result.output.contains("0 of 1 step succeeded; skipped"), "\(result.output)")
+        }
+        let passing = try await ExampleProcess.run("conveyor-demo", arguments: ["--base-url", base.absoluteString, "--step", "get"])
+        #expect(passing.status == 0 && passing.output.contains("The step succeeded."), "\(passing.output)")
+    }
 }

@@ -41,10 +41,13 @@ struct TransportTests {
             }
             #expect(error.description.contains("libconveyor-missing-curl.so.4"))
             #expect((try? CurlLibrary.shared.get()) != nil)
-            // A client asking for curl then gets URLSession (and a note on standard error).
+            // A client asking for curl then gets URLSession, and a note (on standard error in a
+            // program; captured here, so that a passing run prints nothing alarming).
             var configuration = HTTPClient.Configuration()
             configuration.transport = .curl
-            #expect(TransportFactory.make(for: configuration, library: .failure(error)) is URLSessionTransport)
+            var notes: [String] = []
+            #expect(TransportFactory.make(for: configuration, library: .failure(error)) { notes.append($0) } is URLSessionTransport)
+            #expect(notes.count == 1 && notes.first?.contains("using URLSession") == true)
             #expect(TransportFactory.make(for: configuration) is CurlTransport)
         }
 

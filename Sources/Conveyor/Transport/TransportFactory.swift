@@ -32,7 +32,9 @@ enum TransportFactory {
     #endif
 
     /// A transport for `configuration`, with libcurl as `library` says it loaded.
-    static func make(for configuration: HTTPClient.Configuration, library: LoadedLibrary) -> any Transport {
+    static func make(
+        for configuration: HTTPClient.Configuration, library: LoadedLibrary, note: (String) -> Void = noteFallback
+    ) -> any Transport {
         // One place for the connection limit, whichever transport reads it.
         let session = configuration.sessionConfiguration.copy() as! URLSessionConfiguration
         session.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
@@ -44,11 +46,11 @@ enum TransportFactory {
                     let settings = CurlTransport.Settings(sessionConfiguration: session, tls: configuration.tls)
                     return CurlTransport(library: library, settings: settings)
                 case .failure(let error):
-                    noteFallback("libcurl could not be loaded (\(error)); using URLSession")
+                    note("libcurl could not be loaded (\(error)); using URLSession")
                 }
             }
         #else
-            if kind == .curl { noteFallback("the curl transport exists on Linux only; using URLSession") }
+            if kind == .curl { note("the curl transport exists on Linux only; using URLSession") }
         #endif
         return URLSessionTransport(configuration: session, tls: configuration.tls)
     }
