@@ -32,7 +32,7 @@ struct RequestSerializerTests {
             method: .post, path: "x", parameters: ["b": 2, "a": 1, "c": ["z": 1, "y": 2]], requestSerializer: serializer)
         #expect(request.httpBody.map { String(decoding: $0, as: UTF8.self) } == #"{"a":1,"b":2,"c":{"y":2,"z":1}}"#)
         let encoded = try client.request(
-            method: .post, path: "x", encodable: Payload(name: "n", tags: [], score: 1), requestSerializer: serializer)
+            method: .post, path: "x", body: Payload(name: "n", tags: [], score: 1), requestSerializer: serializer)
         #expect(encoded.httpBody.map { String(decoding: $0, as: UTF8.self) } == #"{"name":"n","score":1,"tags":[]}"#)
     }
 

@@ -79,9 +79,36 @@ extension HTTPClient {
         requestSerializer: (any RequestSerializer)? = nil,
         uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
     ) async throws -> HTTPResponse<Data> {
+        try await response(
+            method: method, path: path, parameters: parameters, headers: headers, requestSerializer: requestSerializer,
+            responseSerializer: DataResponseSerializer(), uploadProgress: uploadProgress, downloadProgress: downloadProgress)
+    }
+
+    /// Builds a request and returns the full response, its body turned into a value by
+    /// `responseSerializer` — the one path every verb's typed result takes.
+    ///
+    /// ```swift
+    /// let page = try await client.response(method: .get, path: "index.html", responseSerializer: .string).value
+    /// ```
+    /// - Parameters:
+    ///   - method: The HTTP method.
+    ///   - path: Resolved against ``baseURL``.
+    ///   - parameters: Encoded by ``requestSerializer``; nil for none.
+    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
+    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
+    ///   - responseSerializer: Turns the body into the value (``ResponseSerializer/string``, `.json`, `.decodable(_:)`, …).
+    ///   - uploadProgress: Called as the request body is sent (bytes, total sent, total expected); nil for none.
+    ///   - downloadProgress: Called as the response body arrives (bytes, total received, total expected or -1); nil for none.
+    /// - Returns: The response with the serialized value.
+    /// - Throws: ``ConveyorError``.
+    public func response<Serializer: ResponseSerializer>(
+        method: HTTPMethod, path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:],
+        requestSerializer: (any RequestSerializer)? = nil, responseSerializer: Serializer,
+        uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
+    ) async throws -> HTTPResponse<Serializer.Output> where Serializer.Output: Sendable {
         let request = try request(
             method: method, path: path, parameters: parameters, headers: headers, requestSerializer: requestSerializer)
-        return try await response(for: request, responseSerializer: DataResponseSerializer()) {
+        return try await response(for: request, responseSerializer: responseSerializer) {
             $0.setProgressBlocks(upload: uploadProgress, download: downloadProgress)
         }
     }
@@ -101,30 +128,33 @@ extension HTTPClient {
         method: HTTPMethod, path: String, body: Body, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
         uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
     ) async throws -> HTTPResponse<Data> {
-        let request = try request(method: method, path: path, encodable: body, headers: headers, requestSerializer: requestSerializer)
-        return try await response(for: request, responseSerializer: DataResponseSerializer()) {
-            $0.setProgressBlocks(upload: uploadProgress, download: downloadProgress)
-        }
+        try await response(
+            method: method, path: path, body: body, headers: headers, requestSerializer: requestSerializer,
+            responseSerializer: DataResponseSerializer(), uploadProgress: uploadProgress, downloadProgress: downloadProgress)
     }
 
-    /// `GET` decoding the JSON body into `type`.
+    /// Builds a request whose body is an `Encodable` value and returns the full response, its
+    /// body turned into a value by `responseSerializer`.
     /// - Parameters:
+    ///   - method: The HTTP method.
     ///   - path: Resolved against ``baseURL``.
-    ///   - parameters: Encoded into the query; nil for none.
-    ///   - type: The type to decode.
-    ///   - decoder: The decoder; default a plain `JSONDecoder()`.
+    ///   - body: Encoded by `requestSerializer` (for example a JSON body with ``RequestSerializer/json``).
     ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
+    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
+    ///   - responseSerializer: Turns the body into the value.
+    ///   - uploadProgress: Called as the request body is sent (bytes, total sent, total expected); nil for none.
     ///   - downloadProgress: Called as the response body arrives (bytes, total received, total expected or -1); nil for none.
-    /// - Returns: The decoded value.
-    /// - Throws: ``ConveyorError``; a body that does not decode is ``ConveyorError/responseSerializationFailed(underlying:response:data:)``.
-    public func get<Value: Decodable & Sendable>(
-        _ path: String, parameters: Parameters? = nil, as type: Value.Type, decoder: JSONDecoder = JSONDecoder(),
-        headers: HTTPHeaders = [:], downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
-    ) async throws -> Value {
-        let request = try request(method: .get, path: path, parameters: parameters, headers: headers)
-        return try await response(for: request, responseSerializer: DecodableResponseSerializer<Value>(decoder: decoder)) {
-            $0.setProgressBlocks(upload: nil, download: downloadProgress)
-        }.value
+    /// - Returns: The response with the serialized value.
+    /// - Throws: ``ConveyorError``.
+    public func response<Body: Encodable, Serializer: ResponseSerializer>(
+        method: HTTPMethod, path: String, body: Body, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
+        responseSerializer: Serializer,
+        uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
+    ) async throws -> HTTPResponse<Serializer.Output> where Serializer.Output: Sendable {
+        let request = try request(method: method, path: path, body: body, headers: headers, requestSerializer: requestSerializer)
+        return try await response(for: request, responseSerializer: responseSerializer) {
+            $0.setProgressBlocks(upload: uploadProgress, download: downloadProgress)
+        }
     }
 
     /// `HEAD` returning the response head.
@@ -140,148 +170,6 @@ extension HTTPClient {
     ) async throws -> HTTPURLResponse {
         try await response(method: .head, path: path, parameters: parameters, headers: headers, requestSerializer: requestSerializer)
             .response
-    }
-
-    /// `GET` returning the body.
-    /// - Parameters:
-    ///   - path: Resolved against ``baseURL``.
-    ///   - parameters: Encoded into the query; nil for none.
-    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
-    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
-    ///   - uploadProgress: Called as the request body is sent (bytes, total sent, total expected); nil for none.
-    ///   - downloadProgress: Called as the response body arrives (bytes, total received, total expected or -1); nil for none.
-    /// - Returns: The body.
-    /// - Throws: ``ConveyorError``.
-    public func get(
-        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
-        uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
-    ) async throws -> Data {
-        try await response(
-            method: .get, path: path, parameters: parameters, headers: headers, requestSerializer: requestSerializer,
-            uploadProgress: uploadProgress, downloadProgress: downloadProgress
-        ).data
-    }
-
-    /// `DELETE` returning the body.
-    /// - Parameters:
-    ///   - path: Resolved against ``baseURL``.
-    ///   - parameters: Encoded into the query; nil for none.
-    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
-    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
-    ///   - uploadProgress: Called as the request body is sent (bytes, total sent, total expected); nil for none.
-    ///   - downloadProgress: Called as the response body arrives (bytes, total received, total expected or -1); nil for none.
-    /// - Returns: The body.
-    /// - Throws: ``ConveyorError``.
-    public func delete(
-        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
-        uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
-    ) async throws -> Data {
-        try await response(
-            method: .delete, path: path, parameters: parameters, headers: headers, requestSerializer: requestSerializer,
-            uploadProgress: uploadProgress, downloadProgress: downloadProgress
-        ).data
-    }
-
-    /// `POST` returning the body.
-    /// - Parameters:
-    ///   - path: Resolved against ``baseURL``.
-    ///   - parameters: Encoded into the body; nil for none.
-    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
-    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
-    ///   - uploadProgress: Called as the request body is sent (bytes, total sent, total expected); nil for none.
-    ///   - downloadProgress: Called as the response body arrives (bytes, total received, total expected or -1); nil for none.
-    /// - Returns: The body.
-    /// - Throws: ``ConveyorError``.
-    public func post(
-        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
-        uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
-    ) async throws -> Data {
-        try await response(
-            method: .post, path: path, parameters: parameters, headers: headers, requestSerializer: requestSerializer,
-            uploadProgress: uploadProgress, downloadProgress: downloadProgress
-        ).data
-    }
-
-    /// `PUT` returning the body.
-    /// - Parameters:
-    ///   - path: Resolved against ``baseURL``.
-    ///   - parameters: Encoded into the body; nil for none.
-    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
-    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
-    ///   - uploadProgress: Called as the request body is sent (bytes, total sent, total expected); nil for none.
-    ///   - downloadProgress: Called as the response body arrives (bytes, total received, total expected or -1); nil for none.
-    /// - Returns: The body.
-    /// - Throws: ``ConveyorError``.
-    public func put(
-        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
-        uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
-    ) async throws -> Data {
-        try await response(
-            method: .put, path: path, parameters: parameters, headers: headers, requestSerializer: requestSerializer,
-            uploadProgress: uploadProgress, downloadProgress: downloadProgress
-        ).data
-    }
-
-    /// `PATCH` returning the body.
-    /// - Parameters:
-    ///   - path: Resolved against ``baseURL``.
-    ///   - parameters: Encoded into the body; nil for none.
-    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
-    ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
-    ///   - uploadProgress: Called as the request body is sent (bytes, total sent, total expected); nil for none.
-    ///   - downloadProgress: Called as the response body arrives (bytes, total received, total expected or -1); nil for none.
-    /// - Returns: The body.
-    /// - Throws: ``ConveyorError``.
-    public func patch(
-        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
-        uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
-    ) async throws -> Data {
-        try await response(
-            method: .patch, path: path, parameters: parameters, headers: headers, requestSerializer: requestSerializer,
-            uploadProgress: uploadProgress, downloadProgress: downloadProgress
-        ).data
-    }
-}
-
-extension HTTPClient {
-    /// `POST` with an `Encodable` body, returning the response body.
-    /// - Parameters:
-    ///   - path: Resolved against ``baseURL``.
-    ///   - body: Encoded by the `requestSerializer` argument, or by the client's ``requestSerializer`` when nil.
-    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
-    ///   - requestSerializer: For example ``RequestSerializer/json``; nil uses ``requestSerializer``.
-    ///   - uploadProgress: Called as the request body is sent (bytes, total sent, total expected); nil for none.
-    ///   - downloadProgress: Called as the response body arrives (bytes, total received, total expected or -1); nil for none.
-    /// - Returns: The response body.
-    /// - Throws: ``ConveyorError``.
-    public func post<Body: Encodable>(
-        _ path: String, body: Body, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
-        uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
-    ) async throws -> Data {
-        try await response(
-            method: .post, path: path, body: body, headers: headers, requestSerializer: requestSerializer,
-            uploadProgress: uploadProgress, downloadProgress: downloadProgress
-        ).data
-    }
-
-    /// `PUT` with an `Encodable` body, returning the response body.
-    /// - Parameters:
-    ///   - path: Resolved against ``baseURL``.
-    ///   - body: Encoded by the `requestSerializer` argument, or by the client's ``requestSerializer`` when nil.
-    ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
-    ///   - requestSerializer: For example ``RequestSerializer/json``; nil uses ``requestSerializer``.
-    ///   - uploadProgress: Called as the request body is sent (bytes, total sent, total expected); nil for none.
-    ///   - downloadProgress: Called as the response body arrives (bytes, total received, total expected or -1); nil for none.
-    /// - Returns: The response body.
-    /// - Throws: ``ConveyorError``.
-    public func put<Body: Encodable>(
-        _ path: String, body: Body, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
-        uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
-    ) async throws -> Data {
-        try await response(
-            method: .put, path: path, body: body, headers: headers, requestSerializer: requestSerializer,
-            uploadProgress: uploadProgress, downloadProgress: downloadProgress
-        ).data
     }
 }
 

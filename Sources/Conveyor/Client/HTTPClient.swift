@@ -176,20 +176,21 @@ open class HTTPClient: @unchecked Sendable {
         return try Self.wrappingEncoderErrors { try (requestSerializer ?? defaultSerializer).serialize(request, parameters: parameters) }
     }
 
-    /// Builds a request whose parameters are an `Encodable` value.
+    /// Builds a request whose body (or query, for the form serializer and `GET`) is an
+    /// `Encodable` value.
     /// - Parameters:
     ///   - method: The HTTP method.
     ///   - path: Resolved with ``url(for:)``.
-    ///   - encodable: Encoded by the serializer (a JSON body with ``JSONRequestSerializer``).
+    ///   - body: Encoded by the serializer (a JSON body with ``JSONRequestSerializer``).
     ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - requestSerializer: Overrides ``requestSerializer`` for this request; nil uses it.
     /// - Returns: The request.
     /// - Throws: ``ConveyorError/invalidURL(path:baseURL:)`` or ``ConveyorError/parameterEncodingFailed(reason:)``.
     open func request<Value: Encodable>(
-        method: HTTPMethod, path: String, encodable: Value, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil
+        method: HTTPMethod, path: String, body: Value, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil
     ) throws -> URLRequest {
         let (request, defaultSerializer) = try baseRequest(method: method, path: path, headers: headers)
-        return try Self.wrappingEncoderErrors { try (requestSerializer ?? defaultSerializer).serialize(request, encodable: encodable) }
+        return try Self.wrappingEncoderErrors { try (requestSerializer ?? defaultSerializer).serialize(request, encodable: body) }
     }
 
     /// The request before parameters: URL, method, timeout, default headers and `headers`.

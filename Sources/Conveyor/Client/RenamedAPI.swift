@@ -57,6 +57,20 @@ extension HTTPClient {
         method: HTTPMethod, path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:], serializer: any RequestSerializer
     ) throws -> URLRequest { fatalError("unavailable") }
 
+    /// Renamed: an `Encodable` value is a `body:` everywhere
+    /// (``request(method:path:body:headers:requestSerializer:)``).
+    /// - Parameters:
+    ///   - method: The method.
+    ///   - path: The path.
+    ///   - encodable: The value.
+    ///   - headers: The headers.
+    ///   - requestSerializer: The request serializer.
+    /// - Returns: The request.
+    @available(*, unavailable, renamed: "request(method:path:body:headers:requestSerializer:)")
+    public func request<Value: Encodable>(
+        method: HTTPMethod, path: String, encodable: Value, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil
+    ) throws -> URLRequest { fatalError("unavailable") }
+
     /// Renamed: the request side says `requestSerializer:`.
     /// - Parameters:
     ///   - path: The path.
