@@ -72,6 +72,11 @@ do {
         exit(1)
     }
     print("all files round-tripped")
+} catch let error as ConveyorError where error.statusCode == 404 || error.statusCode == 405 {
+    // The usual mistake: a --base-url server without the file service's routes.
+    print("failed: \(error)")
+    print("the server at \(baseURL.absoluteString) needs POST /upload and GET /files/{name} (see --help)")
+    exit(1)
 } catch {
     print("failed: \(error)")
     exit(1)

@@ -33,25 +33,15 @@ struct MediaType: Equatable, Sendable {
         guard let first = pieces.popFirst() else { return nil }
         let essence = first.trimmingCharacters(in: .whitespaces).lowercased()
         let halves = essence.split(separator: "/", omittingEmptySubsequences: false)
-        guard halves.count == 2, halves.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy(isTokenByte) }) else { return nil }
+        guard halves.count == 2, halves.allSatisfy({ HTTPRequestOperation.isToken(String($0)) }) else { return nil }
         var parameters: [(name: String, value: String)] = []
         for piece in pieces {
             guard let equals = piece.firstIndex(of: "=") else { continue }
             let name = piece[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else { continue }
+            guard HTTPRequestOperation.isToken(name) else { continue }
             let raw = piece[piece.index(after: equals)...].trimmingCharacters(in: .whitespaces)
             parameters.append((name, QuotedStringSplitter.unquoted(raw)))
         }
         return MediaType(essence: essence, parameters: parameters)
-    }
-
-    /// RFC 9110 `tchar`.
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
     }
 }
