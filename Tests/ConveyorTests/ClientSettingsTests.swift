@@ -153,7 +153,9 @@ struct ClientSettingsTests {
         try await burst(2)  // opens up to maximumConnectionsPerHost (6) connections
         let warm = server.acceptedConnectionCount
         try await burst(25)  // 400 more requests, with quiet moments between operations
-        #expect(warm <= 6 && server.acceptedConnectionCount == warm, "\(warm) then \(server.acceptedConnectionCount)")
+        // A loaded machine may warm up only 5 of the 6 (seen in a full parallel run: "5 then 6"):
+        // the pool may still fill up to its size, but nothing is closed and reopened.
+        #expect(warm <= 6 && server.acceptedConnectionCount <= 6, "\(warm) then \(server.acceptedConnectionCount)")
     }
 
     @Test("operation(_:with:) builds any subclass with the client's settings, without enqueuing it")
