@@ -127,3 +127,21 @@ extension ConveyorError {
     @available(*, unavailable, renamed: "statusCode")
     public var responseCode: Int? { fatalError("unavailable") }
 }
+
+extension ImageDownloader {
+    /// Renamed: the idle timeout is `idleTimeout:`
+    /// (``init(imageCache:httpCache:maximumConcurrentDownloads:callbackQueue:idleTimeout:)``).
+    /// - Parameters:
+    ///   - imageCache: The decoded-image cache.
+    ///   - httpCache: The HTTP cache.
+    ///   - maximumConcurrentDownloads: Downloads at once.
+    ///   - callbackQueue: Where completions run.
+    ///   - timeout: The idle timeout.
+    @available(*, unavailable, renamed: "init(imageCache:httpCache:maximumConcurrentDownloads:callbackQueue:idleTimeout:)")
+    public convenience init(
+        imageCache: ImageCache? = .shared, httpCache: HTTPCache? = .shared, maximumConcurrentDownloads: Int = 4,
+        callbackQueue: DispatchQueue = .conveyorDefaultCallbackQueue, timeout: TimeInterval
+    ) {
+        fatalError("unavailable")
+    }
+}
