@@ -123,7 +123,7 @@ public final class BearerTokenAuthenticator: Authenticator, @unchecked Sendable 
     public func refresh(replacing credentialID: String?, completion: @escaping @Sendable (Result<Void, ConveyorError>) -> Void) {
         enum Start {
             case joined, alreadyReplaced
-            case begin(Credential?)
+            case begin(Credential?, generation: Int)
         }
         let now = Date()
         let start = state.withLock { state -> Start in
@@ -140,12 +140,12 @@ public final class BearerTokenAuthenticator: Authenticator, @unchecked Sendable 
             state.waiting = [completion]
             state.refreshCount += 1
             state.generation += 1
-            return .begin(state.credential)
+            return .begin(state.credential, generation: state.generation)
         }
         switch start {
         case .joined: return
         case .alreadyReplaced: completion(.success(()))
-        case .begin(let current): run(from: current)
+        case .begin(let current, let generation): run(from: current, generation: generation)
         }
     }
 
@@ -160,10 +160,9 @@ public final class BearerTokenAuthenticator: Authenticator, @unchecked Sendable 
     /// Runs the caller's closure in a Task of its own and arms Conveyor's own timer beside it:
     /// whichever ends first settles the refresh. The timer does not wait for the closure (a
     /// task group would, and a closure that ignores cancellation held every waiting operation).
-    private func run(from current: Credential?) {
+    private func run(from current: Credential?, generation: Int) {
         let refresh = refreshCredential
         let timeout = refreshTimeout
-        let generation = state.withLock { $0.generation }
         let work = Task { [weak self] in
             let result: Result<Credential, ConveyorError>
             do {

@@ -200,11 +200,13 @@ open class HTTPClient: @unchecked Sendable {
         // case-insensitive comparison with each known method (1 µs; 4 µs in a profile).
         if method != .get { request.httpMethod = method.rawValue }
         var (fields, serializer) = mutableState.withLock { ($0.defaultHeaders, $0.requestSerializer) }
-        if !credentialScope.contains(request.url) {
-            // Default credentials stay with their origin (a hostile `next` link in a paginated
-            // answer must not collect the token); headers given for this request alone are the
-            // caller's explicit choice and stay.
-            for name in configuration.redirectPolicy.headersRemovedAcrossOrigins { fields[name] = nil }
+        // Default credentials stay with their origin (a hostile `next` link in a paginated
+        // answer must not collect the token); headers given for this request alone are the
+        // caller's explicit choice and stay. The origin is only worked out (two lower-cased
+        // copies) when a default credential header is there to withhold.
+        let credentialNames = configuration.redirectPolicy.headersRemovedAcrossOrigins
+        if credentialNames.contains(where: { fields[$0] != nil }), !credentialScope.contains(request.url) {
+            for name in credentialNames { fields[name] = nil }
         }
         for (name, value) in headers { fields[name] = value }
         request.setHeaders(fields)
@@ -299,6 +301,13 @@ open class HTTPClient: @unchecked Sendable {
     ///   once. Enqueueing it again, on this client or another, stops the program with a message
     ///   naming it (Foundation's own trap said nothing useful).
     open func enqueue(_ operation: HTTPRequestOperation) {
+        claim(operation)
+        operationQueue.addOperation(operation)
+    }
+
+    /// Marks `operation` enqueued — once: a second time stops the program with a message naming
+    /// it (Foundation's own trap said nothing useful) — and gives it this client's settings.
+    private func claim(_ operation: HTTPRequestOperation) {
         let first = operation.mutableState.withLock { state -> Bool in
             defer { state.enqueued = true }
             return !state.enqueued && !state.started
@@ -308,15 +317,13 @@ open class HTTPClient: @unchecked Sendable {
             "HTTPClient.enqueue: the operation \(operation.debugName) was already enqueued or started; an operation runs once — make a new one"
         )
         operation.adoptSettings(of: self)
-        operationQueue.addOperation(operation)
     }
 
     /// Enqueues a stream's operation on the streams' own queue and transport (see
     /// ``StreamAllowance``): long-lived streams never hold the slots and connections ordinary
     /// requests wait for.
     func enqueueStream(_ operation: HTTPRequestOperation) {
-        operation.mutableState.withLock { $0.enqueued = true }
-        operation.adoptSettings(of: self)
+        claim(operation)
         let transport = streams.transport(for: configuration)
         operation.mutableState.withLock { $0.transport = transport }
         streams.queue.addOperation(operation)

@@ -2,15 +2,11 @@
 /// `;`-separated parameters whose values are tokens or quoted strings (with `\` escapes).
 /// Commas and semicolons inside a quoted string are text, not separators: splitting the field
 /// naively read `text/event-stream; note="a,b/c"` as the type `b/c"`.
-struct MediaType: Equatable, Sendable {
+struct MediaType: Sendable {
     /// `type/subtype`, lower-case.
     let essence: String
     /// Parameter names (lower-case) and their values (unquoted, escapes removed), in order.
     let parameters: [(name: String, value: String)]
-
-    static func == (lhs: MediaType, rhs: MediaType) -> Bool {
-        lhs.essence == rhs.essence && lhs.parameters.elementsEqual(rhs.parameters) { $0 == $1 }
-    }
 
     /// The value of parameter `name` (case-insensitive); the first when it repeats.
     func parameter(_ name: String) -> String? {

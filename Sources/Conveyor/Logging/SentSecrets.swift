@@ -30,20 +30,29 @@ final class SentSecrets: Sendable {
     }
     private let state = Lock(State())
 
-    private static let headerNames: Set<String> = ["authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token"]
+    private static let headerNames = ["authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token"]
     private static let secretNames = Redaction()
 
     /// Remembers the credential values `request` carries.
-    func register(_ request: URLRequest) {
+    /// - Parameters:
+    ///   - request: The request as sent.
+    ///   - fields: Its header fields (the caller has them already: it runs for every request).
+    func register(_ request: URLRequest, fields: [String: String]) {
         var values: [String] = []
-        for (name, value) in request.allHTTPHeaderFields ?? [:] where Self.headerNames.contains(name.lowercased()) {
-            values.append(contentsOf: Self.credentialParts(of: value, header: name.lowercased()))
+        var contentType: String?
+        for (name, value) in fields {
+            // Compared in place: lower-casing every name allocated on every request.
+            if let header = Self.headerNames.first(where: name.equalsIgnoringASCIICase) {
+                values.append(contentsOf: Self.credentialParts(of: value, header: header))
+            } else if name.equalsIgnoringASCIICase("Content-Type") {
+                contentType = value
+            }
         }
         if let query = request.url?.query, Self.mayHoldSecret(query) {
             values.append(contentsOf: Self.secretFields(in: query))
         }
-        if let body = request.httpBody, body.count <= 64 * 1024,
-            request.value(forHTTPHeaderField: "Content-Type")?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true
+        if let contentType, contentType.lowercased().hasPrefix("application/x-www-form-urlencoded"), let body = request.httpBody,
+            body.count <= 64 * 1024
         {
             let text = String(decoding: body, as: UTF8.self)
             if Self.mayHoldSecret(text) { values.append(contentsOf: Self.secretFields(in: text)) }

@@ -39,10 +39,13 @@ extension HTTPRequestOperation {
         if mutableState.withLock({ $0.adoptedClient === client }) { return }
         let configuration = client.configuration
         // The client's credentials go to its own origins only: an operation for another origin
-        // gets neither its default credential nor its authenticator.
-        let inScope = client.credentialScope.contains(request.url)
-        let defaultCredential = inScope ? client.defaultCredential : nil
-        let authenticator = inScope ? configuration.authenticator : nil
+        // gets neither its default credential nor its authenticator (asked only when it has one).
+        var defaultCredential = client.defaultCredential
+        var authenticator = configuration.authenticator
+        if defaultCredential != nil || authenticator != nil, !client.credentialScope.contains(request.url) {
+            defaultCredential = nil
+            authenticator = nil
+        }
         mutableState.withLock { state in
             state.adoptedClient = client
             state.transport = client.transport

@@ -190,9 +190,7 @@ extension CachedResponse {
             let lowered = name.lowercased()
             if unstored.contains(lowered) { continue }
             // The stored body's framing stays the stored body's.
-            if lowered == "content-length" || lowered == "content-encoding" || lowered == "transfer-encoding" { continue }
-            // Never stored: a cookie set for one user must not reach another.
-            if lowered == "set-cookie" { continue }
+            if lowered == "content-length" || lowered == "content-encoding" { continue }
             copy.headers[name] = value
         }
         copy.requestDate = requestDate

@@ -43,11 +43,12 @@ extension HTTPCache {
         return hasExplicitLifetime || responseControl.contains("s-maxage") || hasValidator
     }
 
-    /// Header fields never stored with a response: hop-by-hop fields (§3.1: `Connection`, the
+    /// Header fields never stored with a response: `Set-Cookie` (a cookie set for one user must
+    /// never reach another with a stored response), hop-by-hop fields (§3.1: `Connection`, the
     /// fields it names, `Keep-Alive`, `Proxy-Connection`, `TE`, `Transfer-Encoding`, `Upgrade`)
     /// and those a qualified `no-cache="…"` or `private="…"` names (§5.2.2.4, §5.2.2.7).
     static func unstoredFieldNames(of response: HTTPResponseHead) -> Set<String> {
-        var names: Set<String> = ["connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade"]
+        var names: Set<String> = ["set-cookie", "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade"]
         if let connection = response.value(forHTTPHeaderField: "Connection") {
             for name in connection.split(separator: ",") { names.insert(name.trimmingCharacters(in: .whitespaces).lowercased()) }
         }

@@ -281,13 +281,10 @@ public final class HTTPCache: Sendable {
     func entry(for request: URLRequest, response: HTTPResponseHead, body: Data, requestDate: Date) -> CachedResponse? {
         guard let url = request.url else { return nil }
         var headers = response.headers
-        // A cookie set for one user must never be handed to another with a stored response.
-        headers["Set-Cookie"] = nil
         for name in Self.unstoredFieldNames(of: response) { headers[name] = nil }
         // The body is stored decoded; the stored framing must describe it. A coding the
         // transport could not decode arrived as it was sent, and the field says so.
         if ContentCodings.areDecodable(headers["Content-Encoding"] ?? "") { headers["Content-Encoding"] = nil }
-        headers["Transfer-Encoding"] = nil
         headers["Content-Length"] = String(body.count)
         var vary: [String: String] = [:]
         for name in CachedResponse.varyNames(response.value(forHTTPHeaderField: "Vary")) {

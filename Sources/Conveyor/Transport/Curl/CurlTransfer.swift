@@ -115,11 +115,6 @@
             }
         }
 
-        /// Whether `fields` name a content coding libcurl does not decode.
-        static func hasUnknownCoding(_ fields: [String]) -> Bool {
-            !ContentCodings.areDecodable(fields.joined(separator: ","))
-        }
-
         // MARK: - Configuring the handle (the multi handle's owner)
 
         /// Sets every option of `handle` for this request.
@@ -260,7 +255,9 @@
                 // transfer ("Unrecognized content encoding type"). Browsers hand such a body
                 // over as received, the field saying what it is; so does this transport.
                 // libcurl reads the setting when the body is written, after this callback.
-                if Self.hasUnknownCoding(head.values(of: "Content-Encoding")), let handle = state.handle?.value {
+                if !ContentCodings.areDecodable(head.values(of: "Content-Encoding").joined(separator: ",")),
+                    let handle = state.handle?.value
+                {
                     library.setOption(handle, .httpContentDecoding, 0)
                 }
                 settings.cookies.store(head.values(of: "Set-Cookie"), from: url, for: request)
