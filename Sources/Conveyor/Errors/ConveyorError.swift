@@ -62,6 +62,55 @@ public enum ConveyorError: Error, Sendable {
     /// an event passed its size limit, the stream was iterated a second time, or reconnection
     /// gave up.
     case streamFailed(reason: StreamFailureReason)
+    /// An ``Outbox`` could not accept, keep or deliver an item: its directory is in use or
+    /// unwritable, a limit or a full disk refused a new item, an item's file was corrupt, or an
+    /// item ran out of attempts or time. Items already accepted are never harmed by a refusal.
+    case outboxFailed(reason: OutboxFailureReason)
+
+    /// Why an outbox refused an item or gave one up.
+    public enum OutboxFailureReason: Sendable, CustomStringConvertible {
+        /// Another ``Outbox`` (in this process or another) holds the directory: two would
+        /// deliver the same items twice and race on their files.
+        case directoryInUse(URL)
+        /// The directory or one of its files could not be created, written or synced (a full
+        /// disk, a read-only file system, permissions). Nothing was accepted.
+        case writeFailed(URL, any Error)
+        /// Accepting the item would pass ``Outbox/Configuration/maximumItemCount``.
+        case itemLimitReached(limit: Int)
+        /// Accepting the item's `bytes` would pass ``Outbox/Configuration/maximumBytes``.
+        case byteLimitReached(limit: Int64, bytes: Int64)
+        /// The file given as a body is missing, unreadable or a directory.
+        case bodyFileUnreadable(URL)
+        /// An item's file could not be read back (truncated, not an item, its body missing or
+        /// short); it was moved to `movedTo` and the other items go on.
+        case corruptItem(movedTo: URL, detail: String)
+        /// The item was older than ``Outbox/Configuration/maximumAge`` before it could be
+        /// delivered; it is kept as a dead letter.
+        case expired(age: TimeInterval)
+        /// The item used up ``Outbox/Configuration/maximumAttempts``; it is kept as a dead
+        /// letter. `lastError` is the last attempt's failure.
+        case attemptsExhausted(attempts: Int, lastError: any Error)
+        /// The outbox was closed; it accepts nothing more.
+        case closed
+        /// No dead letter has this identifier.
+        case noSuchItem(UUID)
+
+        /// A readable explanation.
+        public var description: String {
+            switch self {
+            case .directoryInUse(let url): return "\(url.path) is in use by another outbox"
+            case .writeFailed(let url, let error): return "could not write \(url.path): \(error.localizedDescription)"
+            case .itemLimitReached(let limit): return "the outbox holds its limit of \(limit) items"
+            case .byteLimitReached(let limit, let bytes): return "\(bytes) more bytes would pass the outbox's limit of \(limit)"
+            case .bodyFileUnreadable(let url): return "the body file \(url.path) is missing, unreadable or a directory"
+            case .corruptItem(let url, let detail): return "a corrupt item file was moved to \(url.path) (\(detail))"
+            case .expired(let age): return "the item was \(Seconds.wholeSeconds(age)) s old, older than the outbox keeps trying"
+            case .attemptsExhausted(let attempts, let error): return "gave up after \(attempts) attempts (last: \(error))"
+            case .closed: return "the outbox is closed"
+            case .noSuchItem(let id): return "no dead letter has the identifier \(id.uuidString)"
+            }
+        }
+    }
 
     /// Why a stream ended with an error.
     public enum StreamFailureReason: Sendable, CustomStringConvertible {
@@ -277,7 +326,7 @@ extension ConveyorError {
         case .responseTooLarge(_, let response):
             return response
         case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
-            .network, .serverTrustFailed, .invalidHeader, .invalidMethod, .credentialRefreshFailed, .streamFailed:
+            .network, .serverTrustFailed, .invalidHeader, .invalidMethod, .credentialRefreshFailed, .streamFailed, .outboxFailed:
             return nil
         }
     }
@@ -291,7 +340,7 @@ extension ConveyorError {
             return data
         case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
             .network, .redirectFailed, .responseTooLarge, .serverTrustFailed, .invalidHeader, .invalidMethod, .credentialRefreshFailed,
-            .streamFailed:
+            .streamFailed, .outboxFailed:
             return nil
         }
     }
@@ -309,6 +358,7 @@ extension ConveyorError {
             return underlying
         case .credentialRefreshFailed(.refreshFailed(let underlying)): return underlying
         case .streamFailed(.reconnectionGaveUp(_, let underlying?)): return underlying
+        case .outboxFailed(.writeFailed(_, let underlying)), .outboxFailed(.attemptsExhausted(_, let underlying)): return underlying
         case .network(let error): return error
         default: return nil
         }
@@ -378,6 +428,8 @@ extension ConveyorError: CustomStringConvertible, CustomDebugStringConvertible, 
             return "Credential refresh failed: \(reason)."
         case .streamFailed(let reason):
             return "Stream failed: \(reason)."
+        case .outboxFailed(let reason):
+            return "Outbox failed: \(reason)."
         case .invalidMethod(let method):
             return
                 "Invalid method \"\(Self.printable(method))\": not an HTTP token, so it could inject headers or a second request; nothing was sent."

@@ -1,0 +1,150 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The few POSIX calls the outbox needs to keep a promise across a crash or a power cut:
+/// data written and `fsync`ed before a rename makes it visible, the directory `fsync`ed after.
+/// Foundation's `Data.write(to:options: .atomic)` renames but never syncs, so a power cut can
+/// leave an empty file under the new name.
+enum DurableFiles {
+    /// A failed system call, with the file it was about.
+    struct Failure: Error, CustomStringConvertible {
+        let url: URL
+        let code: Int32
+
+        var error: POSIXError { POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO) }
+        var description: String { "\(url.path): \(String(cString: strerror(code)))" }
+    }
+
+    /// Writes `data` to a new file at `url` (which must not exist) and syncs it.
+    static func create(_ url: URL, contents data: Data) throws(Failure) {
+        let fd = try openFile(url, flags: O_WRONLY | O_CREAT | O_EXCL)
+        defer { close(fd) }
+        try writeAll(fd, data, url: url)
+        try syncFile(fd, url: url)
+    }
+
+    /// Copies the file at `source` into a new file at `url` in 64 kB pieces and syncs it;
+    /// returns the bytes copied. The source is never held in memory whole.
+    static func copy(_ source: URL, to url: URL) throws(Failure) -> Int64 {
+        let input = open(source.path, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw Failure(url: source, code: errno) }
+        defer { close(input) }
+        let output = try openFile(url, flags: O_WRONLY | O_CREAT | O_EXCL)
+        defer { close(output) }
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        var total: Int64 = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw Failure(url: source, code: errno) }
+            if count == 0 { break }
+            try writeAll(output, Data(buffer[0..<count]), url: url)
+            total += Int64(count)
+        }
+        try syncFile(output, url: url)
+        return total
+    }
+
+    /// Creates an empty file if there is none, without syncing: a marker whose loss in a power
+    /// cut costs a flag, not an item.
+    static func touch(_ url: URL) {
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        if fd >= 0 { close(fd) }
+    }
+
+    /// Syncs an existing file (one written by someone else, such as a multipart encoder).
+    static func sync(_ url: URL) throws(Failure) {
+        let fd = try openFile(url, flags: O_RDONLY)
+        defer { close(fd) }
+        try syncFile(fd, url: url)
+    }
+
+    /// Syncs a directory, so the names created, renamed or removed in it survive a power cut.
+    static func syncDirectory(_ url: URL) throws(Failure) {
+        let fd = try openFile(url, flags: O_RDONLY | O_DIRECTORY)
+        defer { close(fd) }
+        try syncFile(fd, url: url)
+    }
+
+    /// Renames `source` to `destination` (same file system), replacing it.
+    static func move(_ source: URL, to destination: URL) throws(Failure) {
+        guard rename(source.path, destination.path) == 0 else { throw Failure(url: destination, code: errno) }
+    }
+
+    /// Removes a file; a missing file is not an error.
+    static func remove(_ url: URL) {
+        _ = unlink(url.path)
+    }
+
+    /// The size of a regular file, nil when there is none.
+    static func size(of url: URL) -> Int64? {
+        var info = stat()
+        guard stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// Takes an exclusive advisory lock on `url` (created if needed) without waiting; returns
+    /// the descriptor that holds it, or nil when another descriptor — in this process or
+    /// another — holds it. The lock goes with the descriptor, and with the process.
+    static func lock(_ url: URL) throws(Failure) -> Int32? {
+        let fd = try openFile(url, flags: O_RDWR | O_CREAT)
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            close(fd)
+            if code == EWOULDBLOCK { return nil }
+            throw Failure(url: url, code: code)
+        }
+        return fd
+    }
+
+    /// Releases a lock taken with ``lock(_:)``.
+    static func unlock(_ descriptor: Int32) {
+        _ = close(descriptor)
+    }
+
+    /// The names in a directory, read one at a time (100,000 items need no array of URLs).
+    static func forEachName(in directory: URL, _ body: (String) -> Void) throws(Failure) {
+        guard let stream = opendir(directory.path) else { throw Failure(url: directory, code: errno) }
+        defer { closedir(stream) }
+        while let entry = readdir(stream) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { body(name) }
+        }
+    }
+
+    private static func openFile(_ url: URL, flags: Int32) throws(Failure) -> Int32 {
+        while true {
+            let fd = open(url.path, flags | O_CLOEXEC, 0o600)
+            if fd >= 0 { return fd }
+            if errno != EINTR { throw Failure(url: url, code: errno) }
+        }
+    }
+
+    private static func writeAll(_ fd: Int32, _ data: Data, url: URL) throws(Failure) {
+        var failure: Int32 = 0
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                offset += written
+            }
+        }
+        if failure != 0 { throw Failure(url: url, code: failure) }
+    }
+
+    private static func syncFile(_ fd: Int32, url: URL) throws(Failure) {
+        guard fsync(fd) == 0 else { throw Failure(url: url, code: errno) }
+    }
+}

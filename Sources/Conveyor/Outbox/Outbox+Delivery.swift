@@ -1,0 +1,233 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension Outbox {
+    /// What one attempt's failure means for the item.
+    enum Verdict {
+        /// Final: report it and remove the item.
+        case final(ConveyorError)
+        /// Try again; `counts` when the server may have seen the request (an answer, or a
+        /// connection lost mid-exchange); `delay` from `Retry-After`, nil for the backoff.
+        case retry(counts: Bool, delay: TimeInterval?)
+        /// The attempt was cancelled (the outbox closed, or someone cancelled the client's operations).
+        case cancelled
+    }
+
+    /// Called once a consumer is registered: deliveries may begin.
+    func start() {
+        state.withLock { $0.started = true }
+        queue.async { self.pump() }
+    }
+
+    /// Starts items while there is room, and hands over dead letters not reported yet. On `queue`.
+    func pump() {
+        let (starts, dead) = state.withLock { state -> ([OutboxItemName], [OutboxItemName]) in
+            guard state.started, !state.closed else { return ([], []) }
+            var starts: [OutboxItemName] = []
+            while state.inFlight.count < max(1, configuration.maximumConcurrentDeliveries), state.head < state.pending.count {
+                let name = state.pending[state.head]
+                state.head += 1
+                state.inFlight[name.sequence] = Delivery()
+                starts.append(name)
+            }
+            // The taken front is dropped now and then, not on every item.
+            if state.head > 1024, state.head * 2 > state.pending.count {
+                state.pending.removeFirst(state.head)
+                state.head = 0
+            }
+            defer { state.unreportedDead = [] }
+            return (starts, state.unreportedDead)
+        }
+        for name in dead { reportDeadLetter(name) }
+        for name in starts { load(name) }
+    }
+
+    /// Reads an item's record and checks its body; a file that cannot be read is set aside.
+    private func load(_ name: OutboxItemName) {
+        let recordURL = name.url(.item, in: itemsDirectory)
+        let record: OutboxRecord
+        do {
+            record = try OutboxRecord.decode(try Data(contentsOf: recordURL), expected: name)
+        } catch {
+            return setAsideCorrupt(name, detail: "unreadable record: \(error)")
+        }
+        if let length = record.bodyLength {
+            let size = DurableFiles.size(of: name.url(.body, in: itemsDirectory))
+            guard size == length else {
+                return setAsideCorrupt(name, detail: "the body has \(size.map(String.init) ?? "no") bytes of \(length)")
+            }
+        }
+        state.withLock { $0.inFlight[name.sequence]?.record = record }
+        attempt(name)
+    }
+
+    /// Sends the item once — unless the network is down (it waits for it) or it is too old.
+    func attempt(_ name: OutboxItemName) {
+        let next = state.withLock { state -> OutboxRecord? in
+            guard !state.closed, var delivery = state.inFlight[name.sequence], let record = delivery.record else { return nil }
+            delivery.retryGeneration += 1
+            delivery.waitsForRetry = false
+            delivery.waitsForNetwork = state.offline
+            state.inFlight[name.sequence] = delivery
+            return state.offline ? nil : record
+        }
+        guard let record = next else { return }
+        let age = Date().timeIntervalSince(record.createdAt)
+        if age > configuration.maximumAge {
+            return moveToDeadLetters(name, record, error: .outboxFailed(reason: .expired(age: age)))
+        }
+        let request: URLRequest
+        do {
+            request = try deliveryRequest(for: record, name: name)
+        } catch {
+            return finish(name, record, .failed(error as? ConveyorError ?? .outboxFailed(reason: .writeFailed(itemsDirectory, error))))
+        }
+        let operation = client.operation(
+            HTTPRequestOperation.self, with: request,
+            success: { [self] operation, value in
+                let response = HTTPResponse(
+                    request: operation.currentRequest, head: operation.responseHead!, data: value as? Data ?? Data(),
+                    value: value as? Data ?? Data(), metrics: operation.metrics!)
+                finish(name, record, .succeeded(response))
+            },
+            failure: { [self] _, error in
+                handle(error, name, record)
+            })
+        operation.retryPolicy = .none  // the outbox retries, across restarts and with its own counts
+        operation.responseSerializer = DataResponseSerializer()
+        operation.callbackQueue = queue
+        let stillOpen = state.withLock { state -> Bool in
+            guard !state.closed, state.inFlight[name.sequence] != nil else { return false }
+            state.inFlight[name.sequence]?.operation = operation
+            return true
+        }
+        if stillOpen { client.enqueue(operation) }
+    }
+
+    /// The request of one attempt: the client's default headers and credentials (as they are
+    /// now, not when the item was written), the stored headers, the body from its file.
+    private func deliveryRequest(for record: OutboxRecord, name: OutboxItemName) throws -> URLRequest {
+        let headers = HTTPHeaders(uniqueFields: record.headers.map { (name: $0[0], value: $0[1]) })
+        var (request, _) = try client.baseRequest(method: HTTPMethod(rawValue: record.method), path: record.url, headers: headers)
+        guard let length = record.bodyLength else { return request }
+        let bodyURL = name.url(.body, in: itemsDirectory)
+        if length <= configuration.inMemoryBodyLimit {
+            request.httpBody = try Data(contentsOf: bodyURL)
+        } else if let stream = InputStream(url: bodyURL) {
+            request.httpBodyStream = stream
+            UploadBodyFiles.shared.register(stream, file: bodyURL, isTemporary: false)
+        } else {
+            throw ConveyorError.outboxFailed(reason: .bodyFileUnreadable(bodyURL))
+        }
+        return request
+    }
+
+    /// Decides about a failed attempt. On `queue`.
+    private func handle(_ error: ConveyorError, _ name: OutboxItemName, _ record: OutboxRecord) {
+        switch verdict(for: error) {
+        case .final(let error):
+            finish(name, record, .failed(error))
+        case .cancelled:
+            // Closing: the item stays on disk for the next outbox. Otherwise someone cancelled
+            // the client's operations; the item is not given up for that.
+            if state.withLock({ !$0.closed }) { schedule(name, after: configuration.baseDelay) }
+        case .retry(let counts, let retryAfter):
+            var record = record
+            var failures = 0
+            if counts {
+                record.attempts += 1
+                record.lastError = String(describing: error)
+                if record.attempts >= configuration.maximumAttempts {
+                    return moveToDeadLetters(
+                        name, record, error: .outboxFailed(reason: .attemptsExhausted(attempts: record.attempts, lastError: error)))
+                }
+                // Not fatal when it fails (a full disk): the count is kept in memory and written next time.
+                try? writeRecord(record, as: name, in: itemsDirectory)
+                failures = record.attempts
+            } else {
+                failures = state.withLock { state -> Int in
+                    state.inFlight[name.sequence]?.connectFailures += 1
+                    return state.inFlight[name.sequence]?.connectFailures ?? 1
+                }
+            }
+            state.withLock { $0.inFlight[name.sequence]?.record = record }
+            let delay = retryAfter.map { Seconds.clamped($0, to: 0...configuration.maximumRetryAfter) } ?? backoff(after: failures)
+            schedule(name, after: delay)
+        }
+    }
+
+    /// Sorts a failure into final, retry (counted or not) and cancelled.
+    func verdict(for error: ConveyorError) -> Verdict {
+        switch error {
+        case .unacceptableStatusCode(let code, let response, _):
+            guard configuration.retryableStatusCodes.contains(code) else { return .final(error) }
+            return .retry(counts: true, delay: RetryPolicy.retryAfter(response))
+        case .network(let urlError):
+            if urlError.code == .cancelled { return .cancelled }
+            if Self.notConnectedCodes.contains(urlError.code) { return .retry(counts: false, delay: nil) }
+            if Self.midExchangeCodes.contains(urlError.code) { return .retry(counts: true, delay: nil) }
+            return .final(error)
+        case .cancelled:
+            return .cancelled
+        case .timedOut, .credentialRefreshFailed, .serverTrustFailed, .authenticationFailed:
+            // A timeout may have reached the server; a refresh or a trust failure after a long
+            // offline spell (a captive portal) may clear. Each counts, so none loops forever.
+            return .retry(counts: true, delay: nil)
+        default:
+            return .final(error)
+        }
+    }
+
+    /// Failures that say the request never left: no attempt is used up.
+    static let notConnectedCodes: Set<URLError.Code> = [
+        .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet, .internationalRoamingOff, .callIsActive,
+        .dataNotAllowed,
+    ]
+    /// Failures after which the server may have seen the request.
+    static let midExchangeCodes: Set<URLError.Code> = [.networkConnectionLost, .timedOut, .badServerResponse, .zeroByteResource]
+
+    /// `baseDelay × 2^(failures−1)` up to ``Configuration/maximumDelay``, times 0.5…1.
+    func backoff(after failures: Int) -> TimeInterval {
+        let exponential = configuration.baseDelay * pow(2, Double(min(max(0, failures - 1), 62)))
+        return Seconds.clamped(min(configuration.maximumDelay, exponential) * Double.random(in: 0.5...1))
+    }
+
+    /// Arms the next attempt; a return of the network brings it forward.
+    func schedule(_ name: OutboxItemName, after delay: TimeInterval) {
+        let generation = state.withLock { state -> Int? in
+            guard !state.closed, var delivery = state.inFlight[name.sequence] else { return nil }
+            delivery.retryGeneration += 1
+            delivery.waitsForRetry = true
+            delivery.operation = nil
+            state.inFlight[name.sequence] = delivery
+            return delivery.retryGeneration
+        }
+        guard let generation else { return }
+        queue.asyncAfter(deadline: Seconds.dispatchTime(after: delay)) { [weak self] in
+            // A newer schedule, or the network's return, made this one stale.
+            guard let self, self.state.withLock({ $0.inFlight[name.sequence]?.retryGeneration == generation }) else { return }
+            self.attempt(name)
+        }
+    }
+
+    /// Reachability changed: offline pauses new attempts; back online, every waiting item is
+    /// tried at once with its connection backoff reset. On `queue`.
+    func reachabilityChanged(to status: NetworkReachabilityManager.Status) {
+        let wake = state.withLock { state -> [OutboxItemName] in
+            state.offline = status == .notReachable
+            guard !state.offline, !state.closed else { return [] }
+            var wake: [OutboxItemName] = []
+            for (sequence, delivery) in state.inFlight where delivery.waitsForNetwork || delivery.waitsForRetry {
+                state.inFlight[sequence]?.waitsForNetwork = false
+                state.inFlight[sequence]?.connectFailures = 0
+                if let record = delivery.record { wake.append(OutboxItemName(sequence: sequence, id: record.id)) }
+            }
+            return wake
+        }
+        for name in wake.sorted() { attempt(name) }
+        pump()
+    }
+}

@@ -1,0 +1,252 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension Outbox {
+    /// Where an accepted item's body comes from.
+    enum BodySource {
+        case none
+        case data(Data)
+        case file(URL)
+        case multipart(MultipartFormData)
+    }
+
+    /// Accepts a request whose parameters are encoded by `requestSerializer` (the client's by
+    /// default), as ``HTTPClient/request(method:path:parameters:headers:requestSerializer:)``
+    /// builds it. Returns once the item is on disk, synced; never waits for the network.
+    /// - Parameters:
+    ///   - method: The HTTP method.
+    ///   - path: Resolved against the client's base URL now; the item keeps the absolute URL.
+    ///   - parameters: Encoded now; nil for none.
+    ///   - headers: Stored with the item (do not pass credentials here: the client's
+    ///     authenticator and default headers are added at each attempt instead). An
+    ///     `Idempotency-Key` given here replaces the generated one.
+    ///   - requestSerializer: Overrides the client's serializer; nil uses it.
+    /// - Returns: The item's identifier, also in its `Idempotency-Key`.
+    /// - Throws: ``ConveyorError``: a bad path or parameters, or
+    ///   ``ConveyorError/outboxFailed(reason:)`` for a limit, a full disk or a closed outbox —
+    ///   then nothing was accepted, and nothing accepted before is harmed.
+    @discardableResult
+    public func send(
+        method: HTTPMethod, path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:],
+        requestSerializer: (any RequestSerializer)? = nil
+    ) throws -> UUID {
+        let request = try HTTPClient.wrappingEncoderErrors {
+            try (requestSerializer ?? client.requestSerializer).serialize(bareRequest(method, path, headers), parameters: parameters)
+        }
+        return try accept(request, body: request.httpBody.map(BodySource.data) ?? .none)
+    }
+
+    /// Accepts a request whose body is an `Encodable` value, encoded now by `requestSerializer`
+    /// (the client's by default). Returns once the item is on disk, synced.
+    /// - Parameters:
+    ///   - method: The HTTP method.
+    ///   - path: Resolved against the client's base URL now.
+    ///   - body: Encoded now (for example as JSON with ``RequestSerializer/json``).
+    ///   - headers: Stored with the item; no credentials here (see ``send(method:path:parameters:headers:requestSerializer:)``).
+    ///   - requestSerializer: Overrides the client's serializer; nil uses it.
+    /// - Returns: The item's identifier.
+    /// - Throws: ``ConveyorError``, as ``send(method:path:parameters:headers:requestSerializer:)``.
+    @discardableResult
+    public func send<Body: Encodable>(
+        method: HTTPMethod, path: String, body: Body, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil
+    ) throws -> UUID {
+        let request = try HTTPClient.wrappingEncoderErrors {
+            try (requestSerializer ?? client.requestSerializer).serialize(bareRequest(method, path, headers), encodable: body)
+        }
+        return try accept(request, body: request.httpBody.map(BodySource.data) ?? .none)
+    }
+
+    /// Accepts a `multipart/form-data` request: `parameters` become fields, then the parts
+    /// `constructingBody` appends. The body is written to the outbox's directory part by part
+    /// (files are read, never held in memory whole) and synced.
+    /// - Parameters:
+    ///   - method: The method; default `POST`.
+    ///   - path: Resolved against the client's base URL now.
+    ///   - parameters: Fields sent before the appended parts; nil for none.
+    ///   - headers: Stored with the item; no credentials here.
+    ///   - constructingBody: Appends parts.
+    /// - Returns: The item's identifier.
+    /// - Throws: ``ConveyorError/multipartEncodingFailed(reason:)`` for a bad part, or as
+    ///   ``send(method:path:parameters:headers:requestSerializer:)``.
+    @discardableResult
+    public func send(
+        method: HTTPMethod = .post, path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:],
+        constructingBody: (MultipartFormData) throws -> Void
+    ) throws -> UUID {
+        var request = try bareRequest(method, path, headers)
+        let form = MultipartFormData()
+        for (name, value) in try QueryStringEncoder().pairs(for: parameters ?? [:]) {
+            form.append(value ?? "", name: name)
+        }
+        try constructingBody(form)
+        request.setHeader(form.contentType, for: "Content-Type")
+        return try accept(request, body: .multipart(form))
+    }
+
+    /// Accepts a request whose body is the file at `fileURL`, copied into the outbox now (the
+    /// original may be changed or deleted once this returns).
+    /// - Parameters:
+    ///   - method: The method; default `POST`.
+    ///   - path: Resolved against the client's base URL now.
+    ///   - fileURL: A readable regular file.
+    ///   - headers: Stored with the item; `Content-Type` defaults to the file extension's type.
+    /// - Returns: The item's identifier.
+    /// - Throws: ``ConveyorError/OutboxFailureReason/bodyFileUnreadable(_:)``, or as
+    ///   ``send(method:path:parameters:headers:requestSerializer:)``.
+    @discardableResult
+    public func send(method: HTTPMethod = .post, path: String, fileURL: URL, headers: HTTPHeaders = [:]) throws -> UUID {
+        var request = try bareRequest(method, path, headers)
+        if headers["Content-Type"] == nil { request.setHeader(MIMEType.forPath(fileURL.lastPathComponent), for: "Content-Type") }
+        return try accept(request, body: .file(fileURL))
+    }
+
+    /// The request with only what belongs to the item: no default headers, no credentials.
+    private func bareRequest(_ method: HTTPMethod, _ path: String, _ headers: HTTPHeaders) throws -> URLRequest {
+        var request = URLRequest(url: try client.url(for: path))
+        if method != .get { request.httpMethod = method.rawValue }
+        request.setHeaders(headers)
+        return request
+    }
+
+    /// Writes the item — body first, then its record under a temporary name, each synced,
+    /// then the record renamed into place and the directory synced — and puts it in line.
+    /// A crash before the rename leaves nothing that counts (the next start removes the
+    /// pieces); after it, the item is complete.
+    func accept(_ request: URLRequest, body: BodySource) throws -> UUID {
+        guard let url = request.url, let method = request.httpMethod else {
+            throw ConveyorError.invalidURL(path: request.url?.absoluteString ?? "", baseURL: client.baseURL)
+        }
+        guard HTTPRequestOperation.isToken(method) else { throw ConveyorError.invalidMethod(method) }
+        let id = UUID()
+        var fields = (request.allHTTPHeaderFields ?? [:]).filter { !$0.key.equalsIgnoringASCIICase("Content-Length") }
+        let key: String
+        if let given = fields.first(where: { $0.key.equalsIgnoringASCIICase("Idempotency-Key") }) {
+            key = given.value
+        } else {
+            // An RFC 8941 String, as the IETF httpapi draft has it: the UUID in double quotes.
+            key = "\"\(id.uuidString.lowercased())\""
+            fields["Idempotency-Key"] = key
+        }
+        if let bad = HTTPRequestOperation.invalidHeaderName(in: fields) { throw ConveyorError.invalidHeader(name: bad) }
+        let length = try bodyLength(body)
+        var record = OutboxRecord(
+            id: id, idempotencyKey: key, createdAt: Date(), method: method, url: url.absoluteString,
+            headers: fields.sorted { $0.key < $1.key }.map { [$0.key, $0.value] }, bodyLength: length, attempts: 0)
+        let sequence = try reserve(bytes: length ?? 0)
+        let name = OutboxItemName(sequence: sequence, id: id)
+        let bodyURL = name.url(.body, in: itemsDirectory)
+        do {
+            record.bodyLength = try writeBody(body, to: bodyURL) ?? length
+            try writeRecord(record, as: name, in: itemsDirectory)
+        } catch {
+            DurableFiles.remove(bodyURL)
+            unreserve(bytes: length ?? 0)
+            if let failure = error as? DurableFiles.Failure {
+                throw ConveyorError.outboxFailed(reason: .writeFailed(failure.url, failure.error))
+            }
+            throw error
+        }
+        if let written = record.bodyLength, written != length {
+            // A file that changed size while it was copied: account for what is on disk.
+            state.withLock { $0.bytes += written - (length ?? 0) }
+        }
+        enqueueAccepted(name)
+        return id
+    }
+
+    private func bodyLength(_ body: BodySource) throws -> Int64? {
+        switch body {
+        case .none: return nil
+        case .data(let data): return Int64(data.count)
+        case .multipart(let form): return form.contentLength
+        case .file(let url):
+            guard url.isFileURL, let size = DurableFiles.size(of: url), FileManager.default.isReadableFile(atPath: url.path) else {
+                throw ConveyorError.outboxFailed(reason: .bodyFileUnreadable(url))
+            }
+            return size
+        }
+    }
+
+    /// Writes and syncs the body; returns the bytes written when they may differ from the announced length.
+    private func writeBody(_ body: BodySource, to url: URL) throws -> Int64? {
+        switch body {
+        case .none:
+            return nil
+        case .data(let data):
+            try DurableFiles.create(url, contents: data)
+            return nil
+        case .file(let source):
+            return try DurableFiles.copy(source, to: url)
+        case .multipart(let form):
+            do {
+                try form.writeEncodedData(to: url)
+            } catch ConveyorError.multipartEncodingFailed(.bodyFileWriteFailed(_, let error)) {
+                throw ConveyorError.outboxFailed(reason: .writeFailed(url, error))
+            }
+            try DurableFiles.sync(url)
+            return nil
+        }
+    }
+
+    /// Writes `record` as `name`'s record in `directory`: a synced temporary file renamed into
+    /// place, then the directory synced. Replaces an existing record atomically.
+    func writeRecord(_ record: OutboxRecord, as name: OutboxItemName, in directory: URL) throws(DurableFiles.Failure) {
+        let temporary = directory.appendingPathComponent(".tmp-" + name.stem + "-" + UUID().uuidString.prefix(8))
+        guard let data = try? record.encoded() else { throw DurableFiles.Failure(url: temporary, code: EINVAL) }
+        do {
+            try DurableFiles.create(temporary, contents: data)
+            try DurableFiles.move(temporary, to: name.url(.item, in: directory))
+        } catch {
+            DurableFiles.remove(temporary)
+            throw error
+        }
+        try DurableFiles.syncDirectory(directory)
+    }
+
+    /// Takes a place in line within the limits; returns its sequence number.
+    func reserve(bytes: Int64) throws -> UInt64 {
+        try state.withLock { state throws(ConveyorError) -> UInt64 in
+            guard !state.closed else { throw ConveyorError.outboxFailed(reason: .closed) }
+            guard state.count < configuration.maximumItemCount else {
+                throw ConveyorError.outboxFailed(reason: .itemLimitReached(limit: configuration.maximumItemCount))
+            }
+            guard state.bytes + bytes <= configuration.maximumBytes else {
+                throw ConveyorError.outboxFailed(reason: .byteLimitReached(limit: configuration.maximumBytes, bytes: bytes))
+            }
+            state.count += 1
+            state.bytes += bytes
+            defer { state.nextSequence += 1 }
+            return state.nextSequence
+        }
+    }
+
+    /// Gives back a place that was not used.
+    func unreserve(bytes: Int64) {
+        state.withLock {
+            $0.count -= 1
+            $0.bytes -= bytes
+        }
+    }
+
+    /// Puts a written item in line (in sequence order: sends from several threads may finish
+    /// out of order) and starts it if there is room.
+    func enqueueAccepted(_ name: OutboxItemName) {
+        state.withLock { state in
+            if state.pending.last.map({ $0 < name }) ?? true {
+                state.pending.append(name)
+            } else {
+                var low = state.head
+                var high = state.pending.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if state.pending[middle] < name { low = middle + 1 } else { high = middle }
+                }
+                state.pending.insert(name, at: low)
+            }
+        }
+        queue.async { self.pump() }
+    }
+}
