@@ -6,6 +6,8 @@
 //     (1 after 5 s without).
 //   ConveyorTestHelper proxy-get <base-url>   (run with http_proxy set)
 //     GETs <base-url>/proxied through the curl transport and prints "status N".
+//   ConveyorTestHelper outbox <base-url> <directory> <count> <transport> <body-bytes>
+//     sends through a durable outbox and reports results (OutboxChild.swift).
 import Conveyor
 import Foundation
 import Synchronization
@@ -131,6 +133,7 @@ func proxyGet(baseURL: URL) -> Never {
 
 switch arguments.first {
 case "reachability": exit(reachability())
+case "outbox": outboxChild(arguments: Array(arguments.dropFirst()))
 case "proxy-get": proxyGet(baseURL: URL(string: Array(arguments.dropFirst())[0])!)
 case "drain", "drain-twice":
     let rest = Array(arguments.dropFirst())

@@ -157,6 +157,15 @@ public final class Outbox: @unchecked Sendable {
         if descriptor >= 0 { queue.async { DurableFiles.unlock(descriptor) } }
     }
 
+    /// Waits until results already handed to a handler are acknowledged and their files gone.
+    func settle() {
+        channel.flush()
+        queue.sync {}
+    }
+
+    /// Items parked until reachability says the host is back.
+    var waitingForNetworkCount: Int { state.withLock { $0.inFlight.values.filter(\.waitsForNetwork).count } }
+
     /// The items that ran out of attempts or time, oldest first, read from disk.
     /// - Returns: The dead letters.
     /// - Throws: ``ConveyorError/outboxFailed(reason:)`` when the directory cannot be read.

@@ -75,6 +75,11 @@ final class OutboxResultChannel: @unchecked Sendable {
         }
     }
 
+    /// Returns once every handler call queued so far has run.
+    func flush() {
+        handlerQueue.sync {}
+    }
+
     /// Registers an iterator; false when another one is already iterating.
     func registerIterator() -> Bool {
         let start = state.withLock { state -> (@Sendable () -> Void)?? in

@@ -1,0 +1,377 @@
+import ConveyorLocking
+import ConveyorTesting
+import Foundation
+import Testing
+
+@testable import Conveyor
+
+@Suite("Outbox: delivery, retries, limits and files", .timeLimit(.minutes(1)))
+struct OutboxTests {
+    struct Note: Codable {
+        let index: Int
+        let text: String
+    }
+
+    /// Quick retries, so tests take milliseconds.
+    static func quick(_ configure: (inout Outbox.Configuration) -> Void = { _ in }) -> Outbox.Configuration {
+        var configuration = Outbox.Configuration.default
+        configuration.baseDelay = 0.01
+        configuration.maximumDelay = 0.05
+        configure(&configuration)
+        return configuration
+    }
+
+    @Test(
+        "Items wait on disk until a consumer registers, then go in order, each with its own Idempotency-Key, and leave no file",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func deliversInOrder(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let inbox = IdempotentInbox(server)
+        let directory = try TemporaryDirectory()
+        let client = testClient(server, transport)
+        client.setDefaultHeader("Authorization", value: "Bearer fresh")
+        let outbox = try client.outbox(directory: directory.url, configuration: Self.quick())
+        var ids: [UUID] = []
+        for index in 0..<5 {
+            ids.append(try outbox.send(method: .post, path: "apply", body: Note(index: index, text: "on the train"), requestSerializer: .json))
+        }
+        #expect(outbox.pendingCount == 5 && directory.names(in: "items").count == 10)  // a record and a body each
+        #expect(server.receivedRequests.isEmpty)  // no consumer, nothing sent
+        let log = ResultLog(outbox)
+        let results = await log.first(5)
+        #expect(results.map(\.id) == ids)
+        for result in results {
+            guard case .succeeded(let response) = result.outcome else {
+                Issue.record("\(result.outcome)")
+                continue
+            }
+            #expect(response.statusCode == 201 && !result.isRedelivery)
+            #expect(result.item?.headers["Idempotency-Key"] == result.id.idempotencyKey)
+        }
+        #expect(inbox.order == ids.map(\.idempotencyKey))
+        let sent = server.receivedRequests.filter { $0.path == "/apply" }
+        #expect(sent.map { (try? JSONDecoder().decode(Note.self, from: $0.body).index) ?? -1 } == [0, 1, 2, 3, 4])
+        // The client's headers are added when sent, and never written to the outbox's files.
+        #expect(sent.allSatisfy { $0.headers["Authorization"] == "Bearer fresh" }, "\(sent.first?.headers ?? [:])")
+        #expect(sent.allSatisfy { $0.headers["Content-Type"]?.hasPrefix("application/json") == true })
+        outbox.settle()
+        #expect(outbox.pendingCount == 0 && directory.names(in: "items").isEmpty && directory.names(in: "dead").isEmpty)
+    }
+
+    @Test(
+        "Multipart and file bodies are copied into the outbox and uploaded from it; results come through the AsyncSequence",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func bodiesAndSequence(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        server.route("/upload") { request in .text("\(request.bodyLength)", status: 201) }
+        let directory = try TemporaryDirectory()
+        let source = directory.url.appendingPathComponent("reading.bin")
+        let bytes = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        try bytes.write(to: source)
+        let outbox = try testClient(server, transport).outbox(directory: directory.url.appendingPathComponent("box"))
+        let file = try outbox.send(method: .put, path: "upload", fileURL: source)
+        try FileManager.default.removeItem(at: source)  // the outbox has its own copy
+        let form = try outbox.send(path: "upload", parameters: ["station": "Basel"]) { form in
+            form.append(data: Data("42.1".utf8), name: "reading", fileName: "r.txt", mimeType: "text/plain")
+        }
+        var results = outbox.results.makeAsyncIterator()
+        let first = try #require(await results.next())
+        let second = try #require(await results.next())
+        #expect(first.id == file && second.id == form)
+        guard case .succeeded(let fileResponse) = first.outcome, case .succeeded(let formResponse) = second.outcome else {
+            Issue.record("\(first.outcome) \(second.outcome)")
+            return
+        }
+        #expect(String(decoding: fileResponse.data, as: UTF8.self) == "\(bytes.count)")
+        #expect(formResponse.statusCode == 201)
+        let uploads = server.receivedRequests.filter { $0.path == "/upload" }
+        #expect(uploads.first?.body == bytes && uploads.first?.method == "PUT")
+        #expect(uploads.first?.headers["Content-Type"] == "application/octet-stream")
+        let parts = try #require(try uploads.last?.multipartParts())
+        #expect(parts.map(\.name) == ["station", "reading"] && parts.last?.body == Data("42.1".utf8))
+    }
+
+    @Test("503 with Retry-After, then 500, then 201: one item, one key on every attempt, two attempts counted")
+    func retries() async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let calls = Lock(0)
+        server.route("/flaky") { request in
+            let call = calls.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            switch call {
+            case 1: return .init(status: 503, headers: ["Retry-After": "0"])
+            case 2: return .init(status: 500)
+            default: return .text("ok", status: 201)
+            }
+        }
+        let directory = try TemporaryDirectory()
+        let outbox = try testClient(server, .curl).outbox(directory: directory.url, configuration: Self.quick())
+        let id = try outbox.send(method: .post, path: "flaky", parameters: ["a": "1"])
+        let log = ResultLog(outbox)
+        let result = try #require(await log.first(1).first)
+        guard case .succeeded(let response) = result.outcome else { return #expect(Bool(false), "\(result.outcome)") }
+        #expect(response.statusCode == 201 && result.item?.attempts == 2)
+        let keys = server.receivedRequests.filter { $0.path == "/flaky" }.map { $0.headers["Idempotency-Key"] }
+        #expect(keys == Array(repeating: id.idempotencyKey, count: 3))
+    }
+
+    @Test("A 4xx is final: reported as failed and removed; the next item goes on")
+    func finalFailure() async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        server.route("/reject") { _ in .text("no", status: 422) }
+        let inbox = IdempotentInbox(server)
+        let directory = try TemporaryDirectory()
+        let outbox = try testClient(server, .curl).outbox(directory: directory.url, configuration: Self.quick())
+        try outbox.send(method: .post, path: "reject")
+        let good = try outbox.send(method: .post, path: "apply")
+        let results = await ResultLog(outbox).first(2)
+        guard case .failed(let error) = results[0].outcome else { return #expect(Bool(false), "\(results[0].outcome)") }
+        #expect(error.statusCode == 422 && server.requestCount(path: "/reject") == 1)
+        #expect(results[1].id == good && inbox.effects.count == 1)
+        outbox.settle()
+        #expect(directory.names(in: "items").isEmpty && directory.names(in: "dead").isEmpty)
+    }
+
+    @Test("Attempts run out: the item becomes a dead letter, can be inspected, retried and removed")
+    func deadLetters() async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let healthy = Lock(false)
+        server.route("/sometimes") { _ in healthy.withLock { $0 } ? .text("ok", status: 201) : .init(status: 500) }
+        let directory = try TemporaryDirectory()
+        let outbox = try testClient(server, .curl).outbox(
+            directory: directory.url, configuration: Self.quick { $0.maximumAttempts = 3 })
+        let id = try outbox.send(method: .post, path: "sometimes", body: ["n": 1], requestSerializer: .json)
+        let log = ResultLog(outbox)
+        let first = try #require(await log.first(1).first)
+        guard case .deadLettered(.outboxFailed(.attemptsExhausted(3, let last))) = first.outcome else {
+            return #expect(Bool(false), "\(first.outcome)")
+        }
+        #expect((last as? ConveyorError)?.statusCode == 500 && server.requestCount(path: "/sometimes") == 3)
+        outbox.settle()
+        let dead = try outbox.deadLetters()
+        #expect(dead.map(\.id) == [id] && dead.first?.attempts == 3 && dead.first?.lastError?.contains("500") == true)
+        #expect(try dead.first.flatMap { $0.bodyFile }.map { try Data(contentsOf: $0) } == Data(#"{"n":1}"#.utf8))
+        #expect(outbox.pendingCount == 0 && directory.names(in: "items").isEmpty)
+        healthy.withLock { $0 = true }
+        try outbox.retryDeadLetter(id)
+        let second = try #require(await log.first(2).last)
+        guard case .succeeded = second.outcome else { return #expect(Bool(false), "\(second.outcome)") }
+        #expect(second.id == id && server.receivedRequests.last?.headers["Idempotency-Key"] == id.idempotencyKey)
+        outbox.settle()
+        #expect(try outbox.deadLetters().isEmpty && directory.names(in: "dead").isEmpty)
+        #expect { try outbox.removeDeadLetter(id) } throws: { error in
+            guard case .outboxFailed(.noSuchItem(id))? = error as? ConveyorError else { return false }
+            return true
+        }
+    }
+
+    @Test("An item older than maximumAge is a dead letter without being sent")
+    func expiry() async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        let outbox = try testClient(server, .curl).outbox(directory: directory.url, configuration: Self.quick { $0.maximumAge = 0 })
+        try outbox.send(method: .post, path: "apply")
+        let result = try #require(await ResultLog(outbox).first(1).first)
+        guard case .deadLettered(.outboxFailed(.expired)) = result.outcome else { return #expect(Bool(false), "\(result.outcome)") }
+        #expect(server.receivedRequests.isEmpty && directory.names(in: "dead").filter { $0.hasSuffix(".item") }.count == 1)
+    }
+
+    @Test("Server down: failing to connect uses no attempt; the items go, in order, once it is back on its port")
+    func serverDown() async throws {
+        let port: Int
+        do {
+            let probe = try LocalHTTPServer.started()
+            port = probe.port
+            probe.stop()
+        }
+        let directory = try TemporaryDirectory()
+        var configuration = HTTPClient.Configuration.default
+        configuration.monitorsReachability = false
+        configuration.cache = nil
+        let client = HTTPClient(baseURL: URL(string: "http://127.0.0.1:\(port)/")!, configuration: configuration)
+        // One attempt only: had the refused connections counted, the items would be dead letters.
+        let outbox = try client.outbox(directory: directory.url, configuration: Self.quick { $0.maximumAttempts = 1 })
+        let ids = try (0..<3).map { try outbox.send(method: .post, path: "apply", parameters: ["n": $0]) }
+        let refusals = EventCount()
+        let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationDidFinish, object: nil, queue: nil) { _ in
+            refusals.increment()
+        }
+        let log = ResultLog(outbox)
+        await refusals.wait(atLeast: 3)
+        NotificationCenter.default.removeObserver(observer)
+        #expect(log.results.isEmpty && outbox.pendingCount == 3)
+        let server = try LocalHTTPServer.started(port: port)
+        defer { server.stop() }
+        let inbox = IdempotentInbox(server)
+        let results = await log.first(3)
+        #expect(results.map(\.id) == ids && inbox.order == ids.map(\.idempotencyKey))
+        #expect(results.allSatisfy { $0.item?.attempts == 0 })
+    }
+
+    @Test("Unreachable: nothing is attempted until reachability says the host is back, then the items drain in order")
+    func unreachable() async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let inbox = IdempotentInbox(server)
+        let scripted = ScriptedReachability()
+        scripted.set(.notReachable)
+        let client = testClient(server, .curl) {
+            $0.monitorsReachability = true
+            $0.reachabilityProbe = scripted
+            $0.reachabilityEvents = scripted
+        }
+        let statuses = ReachabilityTests.Statuses()
+        client.setReachabilityStatusChangeHandler(statuses.handler)
+        #expect(await statuses.next() == .notReachable)
+        let directory = try TemporaryDirectory()
+        let outbox = try client.outbox(directory: directory.url, configuration: Self.quick())
+        let ids = try (0..<3).map { try outbox.send(method: .post, path: "apply", parameters: ["n": $0]) }
+        let log = ResultLog(outbox)
+        outbox.settle()  // the first item was taken and parked
+        #expect(outbox.waitingForNetworkCount == 1 && server.receivedRequests.isEmpty)
+        scripted.set(.reachable(.ethernetOrWiFi))
+        let results = await log.first(3)
+        #expect(results.map(\.id) == ids && inbox.order == ids.map(\.idempotencyKey))
+        #expect(results.allSatisfy { $0.item?.attempts == 0 })
+    }
+
+    @Test("Limits: past the item count or the bytes, send throws and the items already accepted are delivered")
+    func limits() async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let inbox = IdempotentInbox(server)
+        let directory = try TemporaryDirectory()
+        let outbox = try testClient(server, .curl).outbox(
+            directory: directory.url,
+            configuration: Self.quick {
+                $0.maximumItemCount = 2
+                $0.maximumBytes = 1000
+            })
+        let big = String(repeating: "x", count: 2000)
+        #expect { try outbox.send(method: .post, path: "apply", parameters: ["pad": big]) } throws: { error in
+            guard case .outboxFailed(.byteLimitReached(1000, _))? = error as? ConveyorError else { return false }
+            return true
+        }
+        let ids = try (0..<2).map { try outbox.send(method: .post, path: "apply", parameters: ["n": $0]) }
+        #expect { try outbox.send(method: .post, path: "apply") } throws: { error in
+            guard case .outboxFailed(.itemLimitReached(2))? = error as? ConveyorError else { return false }
+            return true
+        }
+        #expect(outbox.pendingCount == 2 && directory.names(in: "items").count == 4)
+        let results = await ResultLog(outbox).first(2)
+        #expect(results.map(\.id) == ids && inbox.effects.count == 2)
+    }
+
+    @Test("A full disk: send throws writeFailed, leaves no partial file, and the items accepted before are delivered")
+    func fullDisk() async throws {
+        let disk = try SmallDisk(kilobytes: 256)
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let inbox = IdempotentInbox(server)
+        let outbox = try testClient(server, .curl).outbox(directory: disk.url.appendingPathComponent("outbox"))
+        let first = try outbox.send(method: .post, path: "apply", parameters: ["n": 1])
+        let filler = disk.url.appendingPathComponent("filler")
+        #expect(FileManager.default.createFile(atPath: filler.path, contents: Data(count: 200 << 10)))
+        #expect { try outbox.send(method: .post, path: "apply", parameters: ["pad": String(repeating: "x", count: 100 << 10)]) } throws: {
+            error in
+            guard case .outboxFailed(.writeFailed(_, let underlying))? = error as? ConveyorError else { return false }
+            return (underlying as? POSIXError)?.code == .ENOSPC
+        }
+        #expect(outbox.pendingCount == 1)
+        let names = FileManager.default.enumerator(atPath: disk.url.appendingPathComponent("outbox/items").path)?.allObjects as? [String]
+        #expect(names?.count == 2, "\(names ?? [])")  // the first item's record and body, nothing else
+        let result = try #require(await ResultLog(outbox).first(1).first)
+        #expect(result.id == first && inbox.effects.count == 1)
+    }
+
+    @Test("A truncated record and a body cut short are moved aside and reported; the other items go on")
+    func corruptFiles() async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let inbox = IdempotentInbox(server)
+        let directory = try TemporaryDirectory()
+        var ids: [UUID] = []
+        do {
+            let outbox = try testClient(server, .curl).outbox(directory: directory.url)
+            ids = try (0..<3).map { try outbox.send(method: .post, path: "apply", parameters: ["n": $0]) }
+            outbox.close()
+        }
+        let items = directory.url.appendingPathComponent("items")
+        let records = directory.names(in: "items").filter { $0.hasSuffix(".item") }
+        let bodies = directory.names(in: "items").filter { $0.hasSuffix(".body") }
+        try Data(#"{"version":1,"id":"#.utf8).write(to: items.appendingPathComponent(records[0]))
+        try Data("n=".utf8).write(to: items.appendingPathComponent(bodies[1]))
+        try Data("stray".utf8).write(to: items.appendingPathComponent("notes.txt"))
+        let outbox = try testClient(server, .curl).outbox(directory: directory.url)
+        let results = await ResultLog(outbox).first(3)
+        #expect(results.map(\.id) == ids)
+        for (index, result) in results.prefix(2).enumerated() {
+            guard case .failed(.outboxFailed(.corruptItem(let movedTo, _))) = result.outcome else {
+                Issue.record("\(index): \(result.outcome)")
+                continue
+            }
+            #expect(result.item == nil && FileManager.default.fileExists(atPath: movedTo.path))
+        }
+        guard case .succeeded = results[2].outcome else { return #expect(Bool(false), "\(results[2].outcome)") }
+        #expect(inbox.order == [ids[2].idempotencyKey])
+        outbox.settle()
+        #expect(directory.names(in: "items").isEmpty)
+        #expect(directory.names(in: "corrupt").contains("notes.txt"))
+    }
+
+    @Test("Two outboxes on one directory: the second is refused until the first is closed")
+    func oneOwner() throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        let client = testClient(server, .curl)
+        let first = try client.outbox(directory: directory.url)
+        try first.send(method: .post, path: "apply")
+        #expect { try client.outbox(directory: directory.url) } throws: { error in
+            guard case .outboxFailed(.directoryInUse)? = error as? ConveyorError else { return false }
+            return true
+        }
+        first.close()
+        first.settle()
+        #expect { try first.send(method: .post, path: "apply") } throws: { error in
+            guard case .outboxFailed(.closed)? = error as? ConveyorError else { return false }
+            return true
+        }
+        let second = try client.outbox(directory: directory.url)
+        #expect(second.pendingCount == 1)
+    }
+
+    @Test("send from 8 threads at once: every item accepted once, delivered once", arguments: HTTPClient.TransportKind.testedKinds)
+    func concurrentSends(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let inbox = IdempotentInbox(server)
+        let directory = try TemporaryDirectory()
+        let outbox = try testClient(server, transport).outbox(
+            directory: directory.url, configuration: Self.quick { $0.maximumConcurrentDeliveries = 4 })
+        let log = ResultLog(outbox)
+        let accepted = Lock<[UUID]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for index in 0..<25 {
+                if let id = try? outbox.send(method: .post, path: "apply", parameters: ["thread": thread, "n": index]) {
+                    accepted.withLock { $0.append(id) }
+                }
+            }
+        }
+        let ids = accepted.withLock { $0 }
+        #expect(ids.count == 200 && Set(ids).count == 200)
+        let results = await log.first(200)
+        #expect(Set(results.map(\.id)) == Set(ids))
+        #expect(inbox.effects.count == 200 && inbox.effects.values.allSatisfy { $0 == 1 })
+        outbox.settle()
+        #expect(directory.names(in: "items").isEmpty && outbox.pendingCount == 0)
+    }
+}
