@@ -127,6 +127,8 @@ extension Outbox {
 
     /// Decides about a failed attempt. On `queue`.
     private func handle(_ error: ConveyorError, _ name: OutboxItemName, _ record: OutboxRecord) {
+        // Closed: the directory may have a new owner already; this one writes nothing more.
+        guard !state.withLock({ $0.closed }) else { return }
         switch verdict(for: error) {
         case .final(let error):
             finish(name, record, .failed(error))

@@ -5,13 +5,14 @@ extension Outbox {
     /// until the files are gone, so that after a crash in between the result comes again,
     /// flagged as a redelivery, rather than never. On `queue`.
     func finish(_ name: OutboxItemName, _ record: OutboxRecord, _ outcome: Outcome) {
-        DurableFiles.touch(name.url(.reported, in: itemsDirectory))
+        guard !state.withLock({ $0.closed }) else { return }  // the next owner sends it again
         let redelivery = state.withLock { $0.redelivered.contains(record.id) }
         let result = ItemResult(
             id: record.id, item: Item(record: record, bodyFile: name.url(.body, in: itemsDirectory)), outcome: outcome,
             isRedelivery: redelivery)
+        let marker = name.url(.reported, in: itemsDirectory)
         channel.offer(
-            .init(result: result) { [self] in
+            .init(result: result, handingOver: { DurableFiles.touch(marker) }) { [self] in
                 queue.async { [self] in
                     // The record goes first: without it the rest is debris the next start removes.
                     DurableFiles.remove(name.url(.item, in: itemsDirectory))
@@ -26,6 +27,7 @@ extension Outbox {
     /// first, then its body moved, then its record here removed (a start that finds it in both
     /// places finishes the move) — and reports it. On `queue`.
     func moveToDeadLetters(_ name: OutboxItemName, _ record: OutboxRecord, error: ConveyorError) {
+        guard !state.withLock({ $0.closed }) else { return }
         var record = record
         record.lastError = String(describing: error)
         do {

@@ -45,7 +45,9 @@ public final class Outbox: @unchecked Sendable {
     let deadDirectory: URL
     let corruptDirectory: URL
     /// Disk work, attempts and decisions run here, one at a time.
-    let queue = DispatchQueue(label: "org.conveyor.outbox")
+    let queue: DispatchQueue
+    /// Marks `queue`, so that `close()` knows when it is called from it.
+    static let queueKey = DispatchSpecificKey<Bool>()
     let channel: OutboxResultChannel
 
     /// One item on its way: taken from the line, loaded, in an attempt or waiting for the next.
@@ -98,6 +100,8 @@ public final class Outbox: @unchecked Sendable {
         deadDirectory = directory.appendingPathComponent("dead", isDirectory: true)
         corruptDirectory = directory.appendingPathComponent("corrupt", isDirectory: true)
         channel = OutboxResultChannel()
+        queue = DispatchQueue(label: "org.conveyor.outbox")
+        queue.setSpecific(key: Self.queueKey, value: true)
         let descriptor = try openDirectory()
         state.withLock { $0.lockDescriptor = descriptor }
         do {
@@ -135,7 +139,7 @@ public final class Outbox: @unchecked Sendable {
     /// once, and a result handler, when set, takes precedence.
     public var results: Results { Results(channel: channel) }
 
-    /// Stops delivery and releases the directory: attempts in flight are cancelled (their
+    /// Stops delivery and releases the directory before it returns: attempts in flight are cancelled (their
     /// items stay and are sent again, with the same key, by the next outbox on the directory),
     /// ``results`` ends, and `send` throws ``ConveyorError/OutboxFailureReason/closed``.
     /// Called when the outbox is released.
@@ -153,8 +157,11 @@ public final class Outbox: @unchecked Sendable {
         for delivery in deliveries { delivery.operation?.cancel() }
         if let token { client.reachability?.removeHandler(token) }
         channel.close()
-        // Only after in-flight work stopped touching the files: the next owner may start at once.
-        if descriptor >= 0 { queue.async { DurableFiles.unlock(descriptor) } }
+        // The directory is released only once no block of this outbox touches its files: the
+        // running one (if any) is waited for, and later ones see `closed` and do nothing. On the
+        // queue itself (a release from one of its blocks) nothing else can be running.
+        if DispatchQueue.getSpecific(key: Self.queueKey) == nil { queue.sync {} }
+        if descriptor >= 0 { DurableFiles.unlock(descriptor) }
     }
 
     /// Waits until results already handed to a handler are acknowledged and their files gone.

@@ -6,9 +6,10 @@ import Foundation
 final class OutboxResultChannel: @unchecked Sendable {
     // @unchecked Sendable: all mutable state is in `state`, behind one Lock.
 
-    /// A result and what to do once it is handed over.
+    /// A result, what to do just before it is handed over (mark it on disk) and once it was.
     struct Pending: Sendable {
         let result: Outbox.ItemResult
+        var handingOver: @Sendable () -> Void = {}
         let acknowledge: @Sendable () -> Void
     }
 
@@ -52,7 +53,9 @@ final class OutboxResultChannel: @unchecked Sendable {
         switch action {
         case .keep: break
         case .handle(let handler): handOver(pending, to: handler)
-        case .resume(let waiter): waiter.resume(returning: pending)
+        case .resume(let waiter):
+            pending.handingOver()
+            waiter.resume(returning: pending)
         }
     }
 
@@ -70,6 +73,7 @@ final class OutboxResultChannel: @unchecked Sendable {
 
     private func handOver(_ pending: Pending, to handler: @escaping @Sendable (Outbox.ItemResult) -> Void) {
         handlerQueue.async {
+            pending.handingOver()
             handler(pending.result)
             pending.acknowledge()
         }
@@ -107,7 +111,10 @@ final class OutboxResultChannel: @unchecked Sendable {
                     state.waiter = continuation
                     return .none
                 }
-                if let immediate { continuation.resume(returning: immediate) }
+                if let immediate {
+                    immediate?.handingOver()
+                    continuation.resume(returning: immediate)
+                }
             }
         } onCancel: {
             let waiter = state.withLock { state -> CheckedContinuation<Pending?, Never>? in
