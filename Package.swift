@@ -33,6 +33,7 @@ let package = Package(
             name: "AFNetworkingGuideExample", dependencies: ["Conveyor", "ConveyorTesting"], path: "Examples/AFNetworkingGuide"),
         .executableTarget(
             name: "ServerSentEventsExample", dependencies: ["Conveyor", "ConveyorTesting"], path: "Examples/ServerSentEvents"),
+        .executableTarget(name: "OutboxExample", dependencies: ["Conveyor", "ConveyorTesting"], path: "Examples/Outbox"),
         // Runs the examples and helpers as child processes from both test targets.
         .target(name: "ConveyorTestSupport", path: "Tests/Support"),
         // A child process for tests that must run in another network namespace or be signalled.
@@ -41,7 +42,7 @@ let package = Package(
             name: "ConveyorTests",
             dependencies: [
                 "Conveyor", "ConveyorLocking", "ConveyorTesting", "ConveyorTestHelper", "ConveyorTestSupport", "HTTPBinAPIExample",
-                "FileTransferExample", "AFNetworkingGuideExample", "ServerSentEventsExample",
+                "FileTransferExample", "AFNetworkingGuideExample", "ServerSentEventsExample", "OutboxExample",
             ]
         ),
         .testTarget(name: "ConformanceTests", dependencies: ["Conveyor", "ConveyorTesting", "ConveyorTestSupport", "HTTPBinAPIExample"]),

@@ -54,6 +54,22 @@ struct ExamplesTests {
         }
     }
 
+    @Test("OutboxExample keeps comments across a restart and delivers them in order through a 503 window, once each")
+    func outbox() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-outbox-example-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try await ExampleProcess.run("OutboxExample", arguments: ["--directory", directory.path])
+        #expect(result.status == 0, "\(result.output)\(result.errors)")
+        for line in [
+            "the app stops with 3 comments waiting on disk; the server has seen 0 requests", "restarted: 3 comments waiting",
+            "server applied 3 comments in order: \"On the train\", \"Tunnel ahead\", \"Back online?\"",
+            "5 requests for 3 comments; files left in the outbox: 0",
+        ] {
+            #expect(result.output.contains(line), "missing \"\(line)\" in:\n\(result.output)")
+        }
+        #expect(result.output.contains(": 201 after 2 failed attempts"), "\(result.output)")
+    }
+
     @Test("conveyor-demo --serve 0 serves the httpbin-like routes at the address it prints, until stopped")
     func demoServe() async throws {
         let process = Process()

@@ -1,9 +1,8 @@
-import ConveyorLocking
 import Foundation
 
 extension Outbox {
     /// The outbox's results as an `AsyncSequence` (``Outbox/results``). A result is handed over
-    /// when the loop asks for the next one, or leaves.
+    /// when the loop asks for the next one, leaves, or the outbox is closed.
     public struct Results: AsyncSequence, Sendable {
         let channel: OutboxResultChannel
 
@@ -24,12 +23,11 @@ extension Outbox {
         }
     }
 
-    /// Holds the result the loop body has (acknowledged when it asks for the next) and
-    /// unregisters the iterator when the loop ends.
+    /// Registers the iterator as the consumer, hands over the result the loop body had when it
+    /// asks for the next, and unregisters when the loop ends.
     final class IteratorBox: Sendable {
         private let channel: OutboxResultChannel
         private let isConsumer: Bool
-        private let unacknowledged = Lock<OutboxResultChannel.Pending?>(nil)
 
         init(channel: OutboxResultChannel) {
             self.channel = channel
@@ -37,19 +35,13 @@ extension Outbox {
         }
 
         deinit {
-            unacknowledged.withLock { $0 }?.acknowledge()
             if isConsumer { channel.unregisterIterator() }
         }
 
         func next() async -> ItemResult? {
-            let previous = unacknowledged.withLock { value -> OutboxResultChannel.Pending? in
-                defer { value = nil }
-                return value
-            }
-            previous?.acknowledge()
-            guard isConsumer, let pending = await channel.take() else { return nil }
-            unacknowledged.withLock { $0 = pending }
-            return pending.result
+            guard isConsumer else { return nil }
+            channel.acknowledgeTaken()
+            return await channel.take()?.result
         }
     }
 }

@@ -133,8 +133,8 @@ public final class Outbox: @unchecked Sendable {
     }
 
     /// Results as an `AsyncSequence`, the alternative to ``setResultHandler(_:)``; iterating it
-    /// starts delivery. A result counts as handed over when the loop asks for the next one (or
-    /// leaves): if the process stops inside the loop body, it comes again after a restart,
+    /// starts delivery. A result counts as handed over when the loop asks for the next one,
+    /// leaves, or the outbox is closed: if the process stops inside the loop body, it comes again after a restart,
     /// marked ``ItemResult/isRedelivery``. One consumer at a time: a second iterator ends at
     /// once, and a result handler, when set, takes precedence.
     public var results: Results { Results(channel: channel) }

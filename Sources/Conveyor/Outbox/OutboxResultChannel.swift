@@ -20,6 +20,9 @@ final class OutboxResultChannel: @unchecked Sendable {
         /// concurrent deliveries: an item's slot is not freed before its result is taken.
         var ready: [Pending] = []
         var waiter: CheckedContinuation<Pending?, Never>?
+        /// The result the iterator's loop body has: handed over when it asks for the next one,
+        /// leaves the loop, or the outbox is closed.
+        var taken: Pending?
         var closed = false
         var onConsumer: (@Sendable () -> Void)?
     }
@@ -45,6 +48,7 @@ final class OutboxResultChannel: @unchecked Sendable {
             if let handler = state.handler { return .handle(handler) }
             if let waiter = state.waiter {
                 state.waiter = nil
+                state.taken = pending
                 return .resume(waiter)
             }
             state.ready.append(pending)
@@ -96,9 +100,19 @@ final class OutboxResultChannel: @unchecked Sendable {
         return true
     }
 
-    /// The iterator left.
+    /// The iterator left: the result its loop had is handed over.
     func unregisterIterator() {
+        acknowledgeTaken()
         state.withLock { $0.iterating = false }
+    }
+
+    /// Counts the result the iterator's loop has as handed over.
+    func acknowledgeTaken() {
+        let taken = state.withLock { state -> Pending? in
+            defer { state.taken = nil }
+            return state.taken
+        }
+        taken?.acknowledge()
     }
 
     /// The next result for the iterator; nil once the outbox closed or the Task was cancelled.
@@ -107,7 +121,10 @@ final class OutboxResultChannel: @unchecked Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Pending?, Never>) in
                 let immediate = state.withLock { state -> Pending?? in
                     if state.closed || Task.isCancelled { return .some(nil) }
-                    if !state.ready.isEmpty { return .some(state.ready.removeFirst()) }
+                    if !state.ready.isEmpty {
+                        state.taken = state.ready.removeFirst()
+                        return .some(state.taken)
+                    }
                     state.waiter = continuation
                     return .none
                 }
@@ -125,8 +142,10 @@ final class OutboxResultChannel: @unchecked Sendable {
         }
     }
 
-    /// No more results: a waiting iterator gets nil; results not handed over stay on disk.
+    /// No more results: the result a loop has counts as handed over, a waiting iterator gets
+    /// nil, and results not handed over stay on disk.
     func close() {
+        acknowledgeTaken()
         let waiter = state.withLock { state -> CheckedContinuation<Pending?, Never>? in
             state.closed = true
             state.ready = []

@@ -34,7 +34,8 @@ struct OutboxTests {
         let outbox = try client.outbox(directory: directory.url, configuration: Self.quick())
         var ids: [UUID] = []
         for index in 0..<5 {
-            ids.append(try outbox.send(method: .post, path: "apply", body: Note(index: index, text: "on the train"), requestSerializer: .json))
+            ids.append(
+                try outbox.send(method: .post, path: "apply", body: Note(index: index, text: "on the train"), requestSerializer: .json))
         }
         #expect(outbox.pendingCount == 5 && directory.names(in: "items").count == 10)  // a record and a body each
         #expect(server.receivedRequests.isEmpty)  // no consumer, nothing sent
@@ -186,12 +187,10 @@ struct OutboxTests {
 
     @Test("Server down: failing to connect uses no attempt; the items go, in order, once it is back on its port")
     func serverDown() async throws {
-        let port: Int
-        do {
-            let probe = try LocalHTTPServer.started()
-            port = probe.port
-            probe.stop()
-        }
+        // The port refuses connections until the server takes it over (held meanwhile, so no
+        // other suite's server is given it).
+        var refused: RefusedPort? = try RefusedPort()
+        let port = refused!.port
         let directory = try TemporaryDirectory()
         var configuration = HTTPClient.Configuration.default
         configuration.monitorsReachability = false
@@ -208,6 +207,7 @@ struct OutboxTests {
         await refusals.wait(atLeast: 3)
         NotificationCenter.default.removeObserver(observer)
         #expect(log.results.isEmpty && outbox.pendingCount == 3)
+        refused = nil
         let server = try LocalHTTPServer.started(port: port)
         defer { server.stop() }
         let inbox = IdempotentInbox(server)
