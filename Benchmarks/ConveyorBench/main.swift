@@ -37,6 +37,14 @@ if let index = arguments.firstIndex(of: "--child-download") {
     try await MultipartMemory.runDownloadChild(baseURL: URL(string: arguments[index + 1])!, megabytes: Int(arguments[index + 2])!)
     exit(0)
 }
+if let index = arguments.firstIndex(of: "--child-outbox-write") {
+    try OutboxBench.runWriteChild(directory: arguments[index + 1], count: Int(arguments[index + 2])!)
+    exit(0)
+}
+if let index = arguments.firstIndex(of: "--child-outbox-open") {
+    try OutboxBench.runOpenChild(directory: arguments[index + 1])
+    exit(0)
+}
 func option(_ name: String) -> Int? {
     arguments.firstIndex(of: name).flatMap { Int(arguments[min($0 + 1, arguments.count - 1)]) }
 }
@@ -384,6 +392,8 @@ let requestMemory = try RequestMemory.measure(requests: option("--memory-request
 
 let multipartMegabytes = option("--multipart-mb") ?? (smoke ? 5 : 200)
 let multipart = try MultipartMemory.measure(megabytes: multipartMegabytes, streamMegabytes: option("--stream-mb") ?? (smoke ? 5 : 1024))
+let outbox = try await OutboxBench.measure(
+    items: option("--outbox-items") ?? (smoke ? 50 : 2000), pending: option("--outbox-pending") ?? (smoke ? 1000 : 100_000))
 
 if arguments.contains("--json") {
     let encoder = JSONEncoder()
@@ -393,8 +403,9 @@ if arguments.contains("--json") {
         let transfers: [Comparison]
         let requestMemory: RequestMemory.Result
         let multipart: MultipartMemory.Result
+        let outbox: OutboxBench.Result
     }
-    let report = Report(rows: rows, transfers: comparisons, requestMemory: requestMemory, multipart: multipart)
+    let report = Report(rows: rows, transfers: comparisons, requestMemory: requestMemory, multipart: multipart, outbox: outbox)
     print(String(decoding: try encoder.encode(report), as: UTF8.self))
 } else {
     print(
@@ -426,4 +437,20 @@ if arguments.contains("--json") {
             format: "  curl: peak RSS %.1f MB, %.2f s (target: < 64 MB)   URLSession: peak RSS %.1f MB, %.2f s (corelibs cannot pause)",
             multipart.streamCurlPeakRSSMegabytes, multipart.streamCurlSeconds, multipart.streamURLSessionPeakRSSMegabytes,
             multipart.streamURLSessionSeconds))
+    print("\nOutbox (in-process LocalHTTPServer, 200-byte JSON bodies, \(outbox.items) items)")
+    print(
+        String(
+            format: "  accept: %.0f items/s (record with the body inside written and fsynced, renamed, directory fsynced); a plain write + fsync loop: %.0f files/s (%.2fx)",
+            outbox.acceptedPerSecond, outbox.plainWriteFsyncPerSecond, outbox.acceptedPerSecond / outbox.plainWriteFsyncPerSecond))
+    print(
+        String(
+            format: "  deliver in order: %.3f s (%.2fx the client's sequential POSTs, %.3f s); 8 at a time: %.3f s (%.2fx 8 in flight, %.3f s)",
+            outbox.outboxInOrderSeconds, outbox.outboxInOrderSeconds / outbox.directSequentialSeconds, outbox.directSequentialSeconds,
+            outbox.outboxEightConcurrentSeconds, outbox.outboxEightConcurrentSeconds / outbox.directEightInFlightSeconds,
+            outbox.directEightInFlightSeconds))
+    print(
+        String(
+            format: "  %d pending items: written in %.1f s (writer's peak RSS %.1f MB); an outbox opened on them: RSS %.1f MB (on an empty one: %.1f MB)",
+            outbox.pendingItems, outbox.pendingWriteSeconds, outbox.writerPeakRSSMegabytes, outbox.openedWithPendingRSSMegabytes,
+            outbox.openedEmptyRSSMegabytes))
 }

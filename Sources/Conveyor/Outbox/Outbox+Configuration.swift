@@ -27,8 +27,9 @@ extension Outbox {
         /// Items waiting at most; ``Outbox/send(method:path:parameters:headers:requestSerializer:)``
         /// throws ``ConveyorError/OutboxFailureReason/itemLimitReached(limit:)`` past it. Default 10,000.
         public var maximumItemCount = 10_000
-        /// Body bytes waiting at most; past it `send` throws
-        /// ``ConveyorError/OutboxFailureReason/byteLimitReached(limit:bytes:)``. Default 1 GiB.
+        /// Bytes the waiting items may take on disk (bodies and records); a `send` whose body
+        /// would pass it throws ``ConveyorError/OutboxFailureReason/byteLimitReached(limit:bytes:)``.
+        /// Default 1 GiB.
         public var maximumBytes: Int64 = 1 << 30
         /// Bodies up to this size are read into memory for their attempt; larger ones are
         /// uploaded from their file. Default 1 MiB.

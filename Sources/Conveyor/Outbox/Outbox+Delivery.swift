@@ -47,54 +47,62 @@ extension Outbox {
 
     /// Reads an item's record and checks its body; a file that cannot be read is set aside.
     private func load(_ name: OutboxItemName) {
-        let recordURL = name.url(.item, in: itemsDirectory)
-        let record: OutboxRecord
+        let stored: OutboxStoredItem
         do {
-            record = try OutboxRecord.decode(try Data(contentsOf: recordURL), expected: name)
+            stored = try OutboxStoredItem.decode(try Data(contentsOf: recordURL(name)), expected: name)
         } catch {
             return setAsideCorrupt(name, detail: "unreadable record: \(error)")
         }
-        if let length = record.bodyLength {
+        if let length = stored.record.bodyLength, !stored.record.bodyInline {
             let size = DurableFiles.size(of: name.url(.body, in: itemsDirectory))
             guard size == length else {
-                return setAsideCorrupt(name, detail: "the body has \(size.map(String.init) ?? "no") bytes of \(length)")
+                return setAsideCorrupt(name, detail: "the body file has \(size.map(String.init) ?? "no") bytes of \(length)")
             }
         }
-        state.withLock { $0.inFlight[name.sequence]?.record = record }
+        state.withLock { $0.inFlight[name.sequence]?.stored = stored }
         attempt(name)
+    }
+
+    /// Where an item's record is: `.reported` once its result was (maybe) handed over before a restart.
+    func recordKind(_ name: OutboxItemName) -> OutboxItemName.Kind {
+        state.withLock { $0.redelivered.contains(name.id) } ? .reported : .item
+    }
+
+    func recordURL(_ name: OutboxItemName) -> URL {
+        name.url(recordKind(name), in: itemsDirectory)
     }
 
     /// Sends the item once — unless the network is down (it waits for it) or it is too old.
     func attempt(_ name: OutboxItemName) {
-        let next = state.withLock { state -> OutboxRecord? in
-            guard !state.closed, var delivery = state.inFlight[name.sequence], let record = delivery.record else { return nil }
+        let next = state.withLock { state -> OutboxStoredItem? in
+            guard !state.closed, var delivery = state.inFlight[name.sequence], let stored = delivery.stored else { return nil }
             delivery.retryGeneration += 1
             delivery.waitsForRetry = false
             delivery.waitsForNetwork = state.offline
             state.inFlight[name.sequence] = delivery
-            return state.offline ? nil : record
+            return state.offline ? nil : stored
         }
-        guard let record = next else { return }
-        let age = Date().timeIntervalSince(record.createdAt)
+        guard let stored = next else { return }
+        let age = Date().timeIntervalSince(stored.record.createdAt)
         if age > configuration.maximumAge {
-            return moveToDeadLetters(name, record, error: .outboxFailed(reason: .expired(age: age)))
+            return moveToDeadLetters(name, stored, error: .outboxFailed(reason: .expired(age: age)))
         }
         let request: URLRequest
         do {
-            request = try deliveryRequest(for: record, name: name)
+            request = try deliveryRequest(for: stored, name: name)
         } catch {
-            return finish(name, record, .failed(error as? ConveyorError ?? .outboxFailed(reason: .writeFailed(itemsDirectory, error))))
+            return finish(name, stored, .failed(error as? ConveyorError ?? .outboxFailed(reason: .writeFailed(itemsDirectory, error))))
         }
         let operation = client.operation(
             HTTPRequestOperation.self, with: request,
             success: { [self] operation, value in
+                let data = value as? Data ?? Data()
                 let response = HTTPResponse(
-                    request: operation.currentRequest, head: operation.responseHead!, data: value as? Data ?? Data(),
-                    value: value as? Data ?? Data(), metrics: operation.metrics!)
-                finish(name, record, .succeeded(response))
+                    request: operation.currentRequest, head: operation.responseHead!, data: data, value: data, metrics: operation.metrics!)
+                finish(name, stored, .succeeded(response))
             },
             failure: { [self] _, error in
-                handle(error, name, record)
+                handle(error, name, stored)
             })
         operation.retryPolicy = .none  // the outbox retries, across restarts and with its own counts
         operation.responseSerializer = DataResponseSerializer()
@@ -108,10 +116,15 @@ extension Outbox {
     }
 
     /// The request of one attempt: the client's default headers and credentials (as they are
-    /// now, not when the item was written), the stored headers, the body from its file.
-    private func deliveryRequest(for record: OutboxRecord, name: OutboxItemName) throws -> URLRequest {
+    /// now, not when the item was written), the stored headers, the body from the record or its file.
+    private func deliveryRequest(for stored: OutboxStoredItem, name: OutboxItemName) throws -> URLRequest {
+        let record = stored.record
         let headers = HTTPHeaders(uniqueFields: record.headers.map { (name: $0[0], value: $0[1]) })
         var (request, _) = try client.baseRequest(method: HTTPMethod(rawValue: record.method), path: record.url, headers: headers)
+        if let inline = stored.inlineBody {
+            request.httpBody = inline
+            return request
+        }
         guard let length = record.bodyLength else { return request }
         let bodyURL = name.url(.body, in: itemsDirectory)
         if length <= configuration.inMemoryBodyLimit {
@@ -126,36 +139,36 @@ extension Outbox {
     }
 
     /// Decides about a failed attempt. On `queue`.
-    private func handle(_ error: ConveyorError, _ name: OutboxItemName, _ record: OutboxRecord) {
+    private func handle(_ error: ConveyorError, _ name: OutboxItemName, _ stored: OutboxStoredItem) {
         // Closed: the directory may have a new owner already; this one writes nothing more.
         guard !state.withLock({ $0.closed }) else { return }
         switch verdict(for: error) {
         case .final(let error):
-            finish(name, record, .failed(error))
+            finish(name, stored, .failed(error))
         case .cancelled:
-            // Closing: the item stays on disk for the next outbox. Otherwise someone cancelled
-            // the client's operations; the item is not given up for that.
-            if state.withLock({ !$0.closed }) { schedule(name, after: configuration.baseDelay) }
+            // Someone cancelled the client's operations; the item is not given up for that.
+            schedule(name, after: configuration.baseDelay)
         case .retry(let counts, let retryAfter):
-            var record = record
+            var stored = stored
             var failures = 0
             if counts {
-                record.attempts += 1
-                record.lastError = String(describing: error)
-                if record.attempts >= configuration.maximumAttempts {
+                stored.record.attempts += 1
+                stored.record.lastError = String(describing: error)
+                if stored.record.attempts >= configuration.maximumAttempts {
                     return moveToDeadLetters(
-                        name, record, error: .outboxFailed(reason: .attemptsExhausted(attempts: record.attempts, lastError: error)))
+                        name, stored, error: .outboxFailed(reason: .attemptsExhausted(attempts: stored.record.attempts, lastError: error)))
                 }
                 // Not fatal when it fails (a full disk): the count is kept in memory and written next time.
-                try? writeRecord(record, as: name, in: itemsDirectory)
-                failures = record.attempts
+                try? writeRecord(stored, as: name, kind: recordKind(name), in: itemsDirectory)
+                failures = stored.record.attempts
             } else {
                 failures = state.withLock { state -> Int in
                     state.inFlight[name.sequence]?.connectFailures += 1
                     return state.inFlight[name.sequence]?.connectFailures ?? 1
                 }
             }
-            state.withLock { $0.inFlight[name.sequence]?.record = record }
+            let updated = stored
+            state.withLock { $0.inFlight[name.sequence]?.stored = updated }
             let delay = retryAfter.map { Seconds.clamped($0, to: 0...configuration.maximumRetryAfter) } ?? backoff(after: failures)
             schedule(name, after: delay)
         }
@@ -225,7 +238,7 @@ extension Outbox {
             for (sequence, delivery) in state.inFlight where delivery.waitsForNetwork || delivery.waitsForRetry {
                 state.inFlight[sequence]?.waitsForNetwork = false
                 state.inFlight[sequence]?.connectFailures = 0
-                if let record = delivery.record { wake.append(OutboxItemName(sequence: sequence, id: record.id)) }
+                if let stored = delivery.stored { wake.append(OutboxItemName(sequence: sequence, id: stored.record.id)) }
             }
             return wake
         }

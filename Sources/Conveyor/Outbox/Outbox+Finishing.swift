@@ -1,38 +1,45 @@
 import Foundation
 
 extension Outbox {
-    /// Hands a final result over, then removes the item. A marker file says "handed over, maybe"
-    /// until the files are gone, so that after a crash in between the result comes again,
+    /// Hands a final result over, then removes the item. Just before it is handed over the
+    /// record is renamed `.reported`, so that after a crash in between the result comes again,
     /// flagged as a redelivery, rather than never. On `queue`.
-    func finish(_ name: OutboxItemName, _ record: OutboxRecord, _ outcome: Outcome) {
+    func finish(_ name: OutboxItemName, _ stored: OutboxStoredItem, _ outcome: Outcome) {
         guard !state.withLock({ $0.closed }) else { return }  // the next owner sends it again
-        let redelivery = state.withLock { $0.redelivered.contains(record.id) }
+        let redelivery = state.withLock { $0.redelivered.contains(name.id) }
+        let record = stored.record
         let result = ItemResult(
-            id: record.id, item: Item(record: record, bodyFile: name.url(.body, in: itemsDirectory)), outcome: outcome,
+            id: record.id, item: Item(stored: stored, bodyFile: name.url(.body, in: itemsDirectory)), outcome: outcome,
             isRedelivery: redelivery)
-        let marker = name.url(.reported, in: itemsDirectory)
+        let items = itemsDirectory
         channel.offer(
-            .init(result: result, handingOver: { DurableFiles.touch(marker) }) { [self] in
-                queue.async { [self] in
-                    // The record goes first: without it the rest is debris the next start removes.
-                    DurableFiles.remove(name.url(.item, in: itemsDirectory))
-                    DurableFiles.remove(name.url(.body, in: itemsDirectory))
-                    DurableFiles.remove(name.url(.reported, in: itemsDirectory))
-                    release(name, id: record.id, bytes: record.bodyLength ?? 0)
-                }
-            })
+            .init(
+                result: result,
+                handingOver: {
+                    if !redelivery { try? DurableFiles.move(name.url(.item, in: items), to: name.url(.reported, in: items)) }
+                },
+                acknowledge: { [self] in
+                    queue.async { [self] in
+                        let bytes = diskBytes(name, in: items)
+                        // The record goes first: without it the body is debris the next start removes.
+                        DurableFiles.remove(name.url(.reported, in: items))
+                        DurableFiles.remove(name.url(.item, in: items))
+                        DurableFiles.remove(name.url(.body, in: items))
+                        release(name, bytes: bytes)
+                    }
+                }))
     }
 
     /// Moves an item that ran out of attempts or time to `dead/` — its record written there
-    /// first, then its body moved, then its record here removed (a start that finds it in both
-    /// places finishes the move) — and reports it. On `queue`.
-    func moveToDeadLetters(_ name: OutboxItemName, _ record: OutboxRecord, error: ConveyorError) {
+    /// first, then its body file moved, then its record here removed (a start that finds it in
+    /// both places finishes the move) — and reports it. On `queue`.
+    func moveToDeadLetters(_ name: OutboxItemName, _ stored: OutboxStoredItem, error: ConveyorError) {
         guard !state.withLock({ $0.closed }) else { return }
-        var record = record
-        record.lastError = String(describing: error)
+        var stored = stored
+        stored.record.lastError = String(describing: error)
         do {
-            try writeRecord(record, as: name, in: deadDirectory)
-            if record.bodyLength != nil {
+            try writeRecord(stored, as: name, in: deadDirectory)
+            if stored.record.bodyLength != nil, !stored.record.bodyInline {
                 try DurableFiles.move(name.url(.body, in: itemsDirectory), to: name.url(.body, in: deadDirectory))
             }
         } catch {
@@ -44,15 +51,15 @@ extension Outbox {
         DurableFiles.remove(name.url(.reported, in: itemsDirectory))
         try? DurableFiles.syncDirectory(itemsDirectory)
         try? DurableFiles.syncDirectory(deadDirectory)
-        let dead = record
+        let dead = stored
         let result = ItemResult(
-            id: dead.id, item: Item(record: dead, bodyFile: name.url(.body, in: deadDirectory)), outcome: .deadLettered(error),
+            id: name.id, item: Item(stored: dead, bodyFile: name.url(.body, in: deadDirectory)), outcome: .deadLettered(error),
             isRedelivery: false)
         channel.offer(
             .init(result: result) { [self] in
                 queue.async { [self] in
                     DurableFiles.touch(name.url(.reported, in: deadDirectory))
-                    release(name, id: dead.id, bytes: dead.bodyLength ?? 0)
+                    release(name, bytes: diskBytes(name, in: deadDirectory))
                 }
             })
     }
@@ -60,7 +67,7 @@ extension Outbox {
     /// Reports a dead letter whose result the last process did not hand over. On `queue`.
     func reportDeadLetter(_ name: OutboxItemName) {
         guard let data = try? Data(contentsOf: name.url(.item, in: deadDirectory)),
-            let record = try? OutboxRecord.decode(data, expected: name)
+            let stored = try? OutboxStoredItem.decode(data, expected: name)
         else {
             let movedTo = corruptDirectory.appendingPathComponent(name.stem + ".item")
             try? DurableFiles.move(name.url(.item, in: deadDirectory), to: movedTo)
@@ -70,35 +77,41 @@ extension Outbox {
             return
         }
         let error = ConveyorError.outboxFailed(
-            reason: .attemptsExhausted(attempts: record.attempts, lastError: DeadLetterError(description: record.lastError ?? "unknown")))
+            reason: .attemptsExhausted(
+                attempts: stored.record.attempts, lastError: DeadLetterError(description: stored.record.lastError ?? "unknown")))
         let result = ItemResult(
-            id: record.id, item: Item(record: record, bodyFile: name.url(.body, in: deadDirectory)), outcome: .deadLettered(error),
+            id: name.id, item: Item(stored: stored, bodyFile: name.url(.body, in: deadDirectory)), outcome: .deadLettered(error),
             isRedelivery: false)
-        channel.offer(.init(result: result) { [self] in DurableFiles.touch(name.url(.reported, in: deadDirectory)) })
+        let dead = deadDirectory
+        channel.offer(.init(result: result) { DurableFiles.touch(name.url(.reported, in: dead)) })
     }
 
     /// Moves an unreadable item to `corrupt/` and reports it; the line goes on. On `queue`.
     func setAsideCorrupt(_ name: OutboxItemName, detail: String) {
         let movedTo = corruptDirectory.appendingPathComponent(name.stem + ".item")
-        let bodyBytes = DurableFiles.size(of: name.url(.body, in: itemsDirectory)) ?? 0
+        let bytes = diskBytes(name, in: itemsDirectory)
         try? DurableFiles.move(name.url(.body, in: itemsDirectory), to: corruptDirectory.appendingPathComponent(name.stem + ".body"))
-        try? DurableFiles.move(name.url(.item, in: itemsDirectory), to: movedTo)
-        DurableFiles.remove(name.url(.reported, in: itemsDirectory))
+        try? DurableFiles.move(recordURL(name), to: movedTo)
         try? DurableFiles.syncDirectory(itemsDirectory)
         let error = ConveyorError.outboxFailed(reason: .corruptItem(movedTo: movedTo, detail: detail))
         channel.offer(
             .init(result: ItemResult(id: name.id, item: nil, outcome: .failed(error), isRedelivery: false)) { [self] in
-                queue.async { [self] in release(name, id: name.id, bytes: bodyBytes) }
+                queue.async { [self] in release(name, bytes: bytes) }
             })
     }
 
+    /// What an item's files take on disk: its record and its body file (what ``pendingBytes`` counts).
+    func diskBytes(_ name: OutboxItemName, in directory: URL) -> Int64 {
+        [OutboxItemName.Kind.item, .reported, .body].reduce(0) { $0 + (DurableFiles.size(of: name.url($1, in: directory)) ?? 0) }
+    }
+
     /// Frees the item's place and its bytes, and starts the next. On `queue`.
-    private func release(_ name: OutboxItemName, id: UUID, bytes: Int64) {
+    private func release(_ name: OutboxItemName, bytes: Int64) {
         state.withLock { state in
             guard state.inFlight.removeValue(forKey: name.sequence) != nil else { return }
             state.count -= 1
             state.bytes -= bytes
-            state.redelivered.remove(id)
+            state.redelivered.remove(name.id)
         }
         pump()
     }

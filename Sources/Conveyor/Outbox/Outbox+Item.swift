@@ -24,14 +24,19 @@ extension Outbox {
         public let headers: HTTPHeaders
         /// The body's size; nil when the request has none.
         public let bodyLength: Int64?
-        /// The body's file while the item waits; nil when it has none.
+        /// A body of up to 64 KiB, which is kept inside the item's record file (one file to
+        /// write and sync per item instead of two); nil when there is none or it is in ``bodyFile``.
+        public let body: Data?
+        /// A larger body's file while the item waits (a dead letter's stays); nil when the body
+        /// is in ``body`` or there is none.
         public let bodyFile: URL?
         /// Attempts that reached the server so far.
         public let attempts: Int
         /// The last attempt's failure as text, nil before any.
         public let lastError: String?
 
-        init(record: OutboxRecord, bodyFile: URL?) {
+        init(stored: OutboxStoredItem, bodyFile: URL?) {
+            let record = stored.record
             id = record.id
             idempotencyKey = record.idempotencyKey
             createdAt = record.createdAt
@@ -39,7 +44,8 @@ extension Outbox {
             url = URL(string: record.url)!  // checked when the record was read
             headers = HTTPHeaders(uniqueFields: record.headers.map { (name: $0[0], value: $0[1]) })
             bodyLength = record.bodyLength
-            self.bodyFile = record.bodyLength == nil ? nil : bodyFile
+            body = stored.inlineBody
+            self.bodyFile = record.bodyLength == nil || record.bodyInline ? nil : bodyFile
             attempts = record.attempts
             lastError = record.lastError
         }

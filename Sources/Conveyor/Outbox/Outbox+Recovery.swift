@@ -3,12 +3,13 @@ import Foundation
 extension Outbox {
     /// Reads the directory as the last process left it, whenever it stopped:
     /// - temporary files (a record being written) are removed: their item was never accepted;
-    /// - a body or a "reported" marker without its record is removed (the item was accepted
-    ///   never, or finished: its record goes first);
+    /// - a body file without its record is removed (the item was never accepted, or it finished:
+    ///   its record goes first);
     /// - a record both in `items/` and `dead/` was being moved to the dead letters: the move
     ///   is finished;
     /// - a file that is no item's is moved to `corrupt/`;
-    /// - items with a marker are delivered again and their result marked as a redelivery.
+    /// - a record named `.reported` (its result was being handed over) is delivered again and its
+    ///   result marked as a redelivery.
     /// Only names are read (and body sizes): 100,000 items cost their names, not their records.
     func recover() throws {
         var items: [OutboxItemName] = []
@@ -29,7 +30,10 @@ extension Outbox {
                 switch OutboxItemName.parse(fileName) {
                 case (let name, .item)?: items.append(name)
                 case (let name, .body)?: bodies.insert(name)
-                case (let name, .reported)?: reported.insert(name)
+                case (let name, .reported)?:
+                    // A record renamed as its result was handed over: still an item, delivered again.
+                    items.append(name)
+                    reported.insert(name)
                 case nil: setAside(fileName, in: itemsDirectory)
                 }
             }
@@ -37,19 +41,20 @@ extension Outbox {
             throw ConveyorError.outboxFailed(reason: .writeFailed(error.url, error.error))
         }
         var itemSet = Set(items)
+        items = Array(itemSet)  // a record both as .item and .reported cannot happen, but counts once
         for name in dead where itemSet.contains(name) {
             if bodies.contains(name) { try? DurableFiles.move(name.url(.body, in: itemsDirectory), to: name.url(.body, in: deadDirectory)) }
             DurableFiles.remove(name.url(.item, in: itemsDirectory))
+            DurableFiles.remove(name.url(.reported, in: itemsDirectory))
             bodies.remove(name)
             itemSet.remove(name)
         }
         items.removeAll { !itemSet.contains($0) }
         for name in bodies where !itemSet.contains(name) { DurableFiles.remove(name.url(.body, in: itemsDirectory)) }
-        for name in reported where !itemSet.contains(name) { DurableFiles.remove(name.url(.reported, in: itemsDirectory)) }
         try? DurableFiles.syncDirectory(itemsDirectory)
         items.sort()
         var bytes: Int64 = 0
-        for name in items where bodies.contains(name) { bytes += DurableFiles.size(of: name.url(.body, in: itemsDirectory)) ?? 0 }
+        for name in items { bytes += diskBytes(name, in: itemsDirectory) }
         let highest = max(items.last?.sequence ?? 0, dead.map(\.sequence).max() ?? 0)
         state.withLock { state in
             state.pending = items

@@ -132,15 +132,17 @@ extension Outbox {
         }
         if let bad = HTTPRequestOperation.invalidHeaderName(in: fields) { throw ConveyorError.invalidHeader(name: bad) }
         let length = try bodyLength(body)
+        let inline = try inlineBody(body, length: length)
         var record = OutboxRecord(
             id: id, idempotencyKey: key, createdAt: Date(), method: method, url: url.absoluteString,
-            headers: fields.sorted { $0.key < $1.key }.map { [$0.key, $0.value] }, bodyLength: length, attempts: 0)
+            headers: fields.sorted { $0.key < $1.key }.map { [$0.key, $0.value] }, bodyLength: inline.map { Int64($0.count) } ?? length,
+            bodyInline: inline != nil, attempts: 0)
         let sequence = try reserve(bytes: length ?? 0)
         let name = OutboxItemName(sequence: sequence, id: id)
         let bodyURL = name.url(.body, in: itemsDirectory)
         do {
-            record.bodyLength = try writeBody(body, to: bodyURL) ?? length
-            try writeRecord(record, as: name, in: itemsDirectory)
+            if inline == nil { record.bodyLength = try writeBody(body, to: bodyURL) ?? length }
+            try writeRecord(OutboxStoredItem(record: record, inlineBody: inline), as: name, in: itemsDirectory)
         } catch {
             DurableFiles.remove(bodyURL)
             unreserve(bytes: length ?? 0)
@@ -149,10 +151,9 @@ extension Outbox {
             }
             throw error
         }
-        if let written = record.bodyLength, written != length {
-            // A file that changed size while it was copied: account for what is on disk.
-            state.withLock { $0.bytes += written - (length ?? 0) }
-        }
+        // The limit was checked against the body; what counts from now on is what is on disk.
+        let onDisk = diskBytes(name, in: itemsDirectory)
+        state.withLock { $0.bytes += onDisk - (length ?? 0) }
         enqueueAccepted(name)
         return id
     }
@@ -167,6 +168,22 @@ extension Outbox {
                 throw ConveyorError.outboxFailed(reason: .bodyFileUnreadable(url))
             }
             return size
+        }
+    }
+
+    /// The body, when it is small enough to live inside the record file.
+    private func inlineBody(_ body: BodySource, length: Int64?) throws -> Data? {
+        guard let length, length <= OutboxStoredItem.inlineBodyLimit else { return nil }
+        switch body {
+        case .none: return nil
+        case .data(let data): return data
+        case .multipart(let form): return try form.encode()
+        case .file(let url):
+            do {
+                return try Data(contentsOf: url)
+            } catch {
+                throw ConveyorError.outboxFailed(reason: .bodyFileUnreadable(url))
+            }
         }
     }
 
@@ -191,14 +208,17 @@ extension Outbox {
         }
     }
 
-    /// Writes `record` as `name`'s record in `directory`: a synced temporary file renamed into
-    /// place, then the directory synced. Replaces an existing record atomically.
-    func writeRecord(_ record: OutboxRecord, as name: OutboxItemName, in directory: URL) throws(DurableFiles.Failure) {
+    /// Writes `stored` as `name`'s record (`kind`: `.item`, or `.reported` for one being handed
+    /// over) in `directory`: a synced temporary file renamed into place, then the directory
+    /// synced. Replaces an existing record atomically.
+    func writeRecord(
+        _ stored: OutboxStoredItem, as name: OutboxItemName, kind: OutboxItemName.Kind = .item, in directory: URL
+    ) throws(DurableFiles.Failure) {
         let temporary = directory.appendingPathComponent(".tmp-" + name.stem + "-" + UUID().uuidString.prefix(8))
-        guard let data = try? record.encoded() else { throw DurableFiles.Failure(url: temporary, code: EINVAL) }
+        guard let data = try? stored.encoded() else { throw DurableFiles.Failure(url: temporary, code: EINVAL) }
         do {
             try DurableFiles.create(temporary, contents: data)
-            try DurableFiles.move(temporary, to: name.url(.item, in: directory))
+            try DurableFiles.move(temporary, to: name.url(kind, in: directory))
         } catch {
             DurableFiles.remove(temporary)
             throw error

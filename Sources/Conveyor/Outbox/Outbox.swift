@@ -52,7 +52,8 @@ public final class Outbox: @unchecked Sendable {
 
     /// One item on its way: taken from the line, loaded, in an attempt or waiting for the next.
     struct Delivery {
-        var record: OutboxRecord?
+        /// The record and its inline body, once read.
+        var stored: OutboxStoredItem?
         /// Failures to connect in a row: backoff grows with them, but they are not attempts.
         var connectFailures = 0
         /// Bumped by every new schedule and attempt: a timer whose generation is stale does nothing.
@@ -119,7 +120,7 @@ public final class Outbox: @unchecked Sendable {
     /// Items waiting for delivery or for their result to be handed over (dead letters not included).
     public var pendingCount: Int { state.withLock { $0.count } }
 
-    /// Body bytes of the waiting items.
+    /// What the waiting items take on disk, records and bodies.
     public var pendingBytes: Int64 { state.withLock { $0.bytes } }
 
     /// Sets the block each result is handed to, on a serial queue of the outbox, and starts
@@ -187,9 +188,9 @@ public final class Outbox: @unchecked Sendable {
         }
         return names.sorted().compactMap { name in
             guard let data = try? Data(contentsOf: name.url(.item, in: deadDirectory)),
-                let record = try? OutboxRecord.decode(data, expected: name)
+                let stored = try? OutboxStoredItem.decode(data, expected: name)
             else { return nil }
-            return Item(record: record, bodyFile: name.url(.body, in: deadDirectory))
+            return Item(stored: stored, bodyFile: name.url(.body, in: deadDirectory))
         }
     }
 
@@ -198,15 +199,15 @@ public final class Outbox: @unchecked Sendable {
     /// - Parameter id: The item's identifier.
     /// - Throws: ``ConveyorError/OutboxFailureReason/noSuchItem(_:)``, a limit, or a write failure.
     public func retryDeadLetter(_ id: UUID) throws {
-        let (name, record) = try deadLetter(id)
-        var fresh = record
-        fresh.attempts = 0
-        fresh.lastError = nil
-        let bodyLength = record.bodyLength ?? 0
-        let sequence = try reserve(bytes: bodyLength)
+        let (name, stored) = try deadLetter(id)
+        var fresh = stored
+        fresh.record.attempts = 0
+        fresh.record.lastError = nil
+        let reserved = stored.record.bodyLength ?? 0
+        let sequence = try reserve(bytes: reserved)
         let newName = OutboxItemName(sequence: sequence, id: id)
         do {
-            if record.bodyLength != nil {
+            if stored.record.bodyLength != nil, !stored.record.bodyInline {
                 try DurableFiles.move(name.url(.body, in: deadDirectory), to: newName.url(.body, in: itemsDirectory))
             }
             try writeRecord(fresh, as: newName, in: itemsDirectory)
@@ -214,9 +215,11 @@ public final class Outbox: @unchecked Sendable {
             DurableFiles.remove(name.url(.reported, in: deadDirectory))
             try? DurableFiles.syncDirectory(deadDirectory)
         } catch {
-            unreserve(bytes: bodyLength)
+            unreserve(bytes: reserved)
             throw ConveyorError.outboxFailed(reason: .writeFailed(error.url, error.error))
         }
+        let onDisk = diskBytes(newName, in: itemsDirectory)
+        state.withLock { $0.bytes += onDisk - reserved }
         enqueueAccepted(newName)
     }
 
@@ -231,15 +234,15 @@ public final class Outbox: @unchecked Sendable {
         try? DurableFiles.syncDirectory(deadDirectory)
     }
 
-    private func deadLetter(_ id: UUID) throws -> (OutboxItemName, OutboxRecord) {
+    private func deadLetter(_ id: UUID) throws -> (OutboxItemName, OutboxStoredItem) {
         var found: OutboxItemName?
         try? DurableFiles.forEachName(in: deadDirectory) { fileName in
             if let (name, kind) = OutboxItemName.parse(fileName), kind == .item, name.id == id { found = name }
         }
         guard let name = found, let data = try? Data(contentsOf: name.url(.item, in: deadDirectory)),
-            let record = try? OutboxRecord.decode(data, expected: name)
+            let stored = try? OutboxStoredItem.decode(data, expected: name)
         else { throw ConveyorError.outboxFailed(reason: .noSuchItem(id)) }
-        return (name, record)
+        return (name, stored)
     }
 
     /// Creates the directories and takes the directory's lock.

@@ -37,7 +37,7 @@ struct OutboxTests {
             ids.append(
                 try outbox.send(method: .post, path: "apply", body: Note(index: index, text: "on the train"), requestSerializer: .json))
         }
-        #expect(outbox.pendingCount == 5 && directory.names(in: "items").count == 10)  // a record and a body each
+        #expect(outbox.pendingCount == 5 && directory.names(in: "items").count == 5)  // small bodies live in their record
         #expect(server.receivedRequests.isEmpty)  // no consumer, nothing sent
         let log = ResultLog(outbox)
         let results = await log.first(5)
@@ -57,7 +57,32 @@ struct OutboxTests {
         #expect(sent.allSatisfy { $0.headers["Authorization"] == "Bearer fresh" }, "\(sent.first?.headers ?? [:])")
         #expect(sent.allSatisfy { $0.headers["Content-Type"]?.hasPrefix("application/json") == true })
         outbox.settle()
-        #expect(outbox.pendingCount == 0 && directory.names(in: "items").isEmpty && directory.names(in: "dead").isEmpty)
+        #expect(outbox.pendingCount == 0 && outbox.pendingBytes == 0)
+        #expect(directory.names(in: "items").isEmpty && directory.names(in: "dead").isEmpty)
+    }
+
+    @Test("A record left renamed .reported (the process died while a handler had its result) is sent again and flagged")
+    func redelivery() async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let inbox = IdempotentInbox(server)
+        let directory = try TemporaryDirectory()
+        var id = UUID()
+        do {
+            let outbox = try testClient(server, .curl).outbox(directory: directory.url)
+            id = try outbox.send(method: .post, path: "apply", body: ["n": 1], requestSerializer: .json)
+            outbox.close()
+        }
+        let items = directory.url.appendingPathComponent("items")
+        let record = try #require(directory.names(in: "items").first)
+        try FileManager.default.moveItem(
+            at: items.appendingPathComponent(record), to: items.appendingPathComponent(record.trimmingSuffix(".item") + ".reported"))
+        let outbox = try testClient(server, .curl).outbox(directory: directory.url)
+        #expect(outbox.pendingCount == 1)
+        let result = try #require(await ResultLog(outbox).first(1).first)
+        #expect(result.id == id && result.isRedelivery && inbox.order == [id.idempotencyKey])
+        outbox.settle()
+        #expect(directory.names(in: "items").isEmpty)
     }
 
     @Test(
@@ -158,7 +183,7 @@ struct OutboxTests {
         outbox.settle()
         let dead = try outbox.deadLetters()
         #expect(dead.map(\.id) == [id] && dead.first?.attempts == 3 && dead.first?.lastError?.contains("500") == true)
-        #expect(try dead.first.flatMap { $0.bodyFile }.map { try Data(contentsOf: $0) } == Data(#"{"n":1}"#.utf8))
+        #expect(dead.first?.body == Data(#"{"n":1}"#.utf8) && dead.first?.bodyFile == nil)
         #expect(outbox.pendingCount == 0 && directory.names(in: "items").isEmpty)
         healthy.withLock { $0 = true }
         try outbox.retryDeadLetter(id)
@@ -265,7 +290,7 @@ struct OutboxTests {
             guard case .outboxFailed(.itemLimitReached(2))? = error as? ConveyorError else { return false }
             return true
         }
-        #expect(outbox.pendingCount == 2 && directory.names(in: "items").count == 4)
+        #expect(outbox.pendingCount == 2 && directory.names(in: "items").count == 2)
         let results = await ResultLog(outbox).first(2)
         #expect(results.map(\.id) == ids && inbox.effects.count == 2)
     }
@@ -287,44 +312,53 @@ struct OutboxTests {
         }
         #expect(outbox.pendingCount == 1)
         let names = FileManager.default.enumerator(atPath: disk.url.appendingPathComponent("outbox/items").path)?.allObjects as? [String]
-        #expect(names?.count == 2, "\(names ?? [])")  // the first item's record and body, nothing else
+        #expect(names?.count == 1, "\(names ?? [])")  // the first item's record (its body inside), nothing else
         let result = try #require(await ResultLog(outbox).first(1).first)
         #expect(result.id == first && inbox.effects.count == 1)
     }
 
-    @Test("A truncated record and a body cut short are moved aside and reported; the other items go on")
+    @Test("A garbled record, an inline body cut short and a body file cut short are moved aside and reported; the rest go on")
     func corruptFiles() async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
         let inbox = IdempotentInbox(server)
         let directory = try TemporaryDirectory()
+        let big = String(repeating: "y", count: 100 << 10)  // past the 64 KiB kept inside a record
         var ids: [UUID] = []
         do {
             let outbox = try testClient(server, .curl).outbox(directory: directory.url)
-            ids = try (0..<3).map { try outbox.send(method: .post, path: "apply", parameters: ["n": $0]) }
+            ids.append(try outbox.send(method: .post, path: "apply", parameters: ["n": 0]))
+            ids.append(try outbox.send(method: .post, path: "apply", parameters: ["n": 1]))
+            ids.append(try outbox.send(method: .post, path: "apply", parameters: ["pad": big]))
+            ids.append(try outbox.send(method: .post, path: "apply", parameters: ["n": 3]))
             outbox.close()
         }
         let items = directory.url.appendingPathComponent("items")
         let records = directory.names(in: "items").filter { $0.hasSuffix(".item") }
         let bodies = directory.names(in: "items").filter { $0.hasSuffix(".body") }
+        #expect(records.count == 4 && bodies.count == 1)
         try Data(#"{"version":1,"id":"#.utf8).write(to: items.appendingPathComponent(records[0]))
-        try Data("n=".utf8).write(to: items.appendingPathComponent(bodies[1]))
+        let second = try Data(contentsOf: items.appendingPathComponent(records[1]))
+        try second.dropLast(2).write(to: items.appendingPathComponent(records[1]))
+        let handle = try FileHandle(forWritingTo: items.appendingPathComponent(bodies[0]))
+        try handle.truncate(atOffset: 1000)
+        try handle.close()
         try Data("stray".utf8).write(to: items.appendingPathComponent("notes.txt"))
         let outbox = try testClient(server, .curl).outbox(directory: directory.url)
-        let results = await ResultLog(outbox).first(3)
+        let results = await ResultLog(outbox).first(4)
         #expect(results.map(\.id) == ids)
-        for (index, result) in results.prefix(2).enumerated() {
+        for (index, result) in results.prefix(3).enumerated() {
             guard case .failed(.outboxFailed(.corruptItem(let movedTo, _))) = result.outcome else {
                 Issue.record("\(index): \(result.outcome)")
                 continue
             }
             #expect(result.item == nil && FileManager.default.fileExists(atPath: movedTo.path))
         }
-        guard case .succeeded = results[2].outcome else { return #expect(Bool(false), "\(results[2].outcome)") }
-        #expect(inbox.order == [ids[2].idempotencyKey])
+        guard case .succeeded = results[3].outcome else { return #expect(Bool(false), "\(results[3].outcome)") }
+        #expect(inbox.order == [ids[3].idempotencyKey])
         outbox.settle()
-        #expect(directory.names(in: "items").isEmpty)
-        #expect(directory.names(in: "corrupt").contains("notes.txt"))
+        #expect(directory.names(in: "items").isEmpty && outbox.pendingCount == 0 && outbox.pendingBytes == 0)
+        #expect(directory.names(in: "corrupt").contains("notes.txt") && directory.names(in: "corrupt").count == 5)
     }
 
     @Test("Two outboxes on one directory: the second is refused until the first is closed")

@@ -1,0 +1,156 @@
+import Conveyor
+import ConveyorTesting
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The durable outbox: how fast `send` accepts items (bounded by `fsync`, so compared with a
+/// plain write + `fsync` loop in the same run), how fast it delivers them against the client
+/// sending the same POSTs directly, and the memory 100,000 pending items cost (child processes).
+enum OutboxBench {
+    struct Result: Codable {
+        let items: Int
+        let acceptedPerSecond: Double
+        let plainWriteFsyncPerSecond: Double
+        let directSequentialSeconds: Double
+        let outboxInOrderSeconds: Double
+        let directEightInFlightSeconds: Double
+        let outboxEightConcurrentSeconds: Double
+        let pendingItems: Int
+        let pendingWriteSeconds: Double
+        let writerPeakRSSMegabytes: Double
+        let openedWithPendingRSSMegabytes: Double
+        let openedEmptyRSSMegabytes: Double
+    }
+
+    static let body = Data(#"{"comment":"On the train","author":"conveyor","tags":["a","b","c"],"pad":"\#(String(repeating: "x", count: 120))"}"#.utf8)
+
+    static func measure(items: Int, pending: Int) async throws -> Result {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        server.maximumStoredBodySize = 0
+        server.route("/inbox") { _ in .init(status: 201) }
+        var configuration = HTTPClient.Configuration.default
+        configuration.monitorsReachability = false
+        configuration.cache = nil
+        let client = HTTPClient(baseURL: server.baseURL, configuration: configuration)
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-bench-outbox-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+
+        // Accepting: items on disk, synced; against one file written and synced per item.
+        let plainStart = Date()
+        for index in 0..<items {
+            let fd = open(scratch.appendingPathComponent("plain-\(index)").path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            _ = body.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            fsync(fd)
+            close(fd)
+        }
+        let plainSeconds = Date().timeIntervalSince(plainStart)
+        var request = try client.request(method: .post, path: "inbox")
+        request.httpBody = body
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        let frozen = request
+
+        // Delivery in order, against the same POSTs awaited one by one.
+        let directStart = Date()
+        for _ in 0..<items { _ = try await client.response(for: frozen, responseSerializer: DataResponseSerializer()) }
+        let directSeconds = Date().timeIntervalSince(directStart)
+        let (acceptSeconds, inOrderSeconds) = try await deliver(
+            items: items, client: client, directory: scratch.appendingPathComponent("in-order"), concurrent: 1)
+
+        // Eight at a time, against eight direct POSTs in flight.
+        let directConcurrentStart = Date()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for lane in 0..<8 {
+                group.addTask {
+                    for _ in stride(from: lane, to: items, by: 8) {
+                        _ = try await client.response(for: frozen, responseSerializer: DataResponseSerializer())
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let directConcurrentSeconds = Date().timeIntervalSince(directConcurrentStart)
+        let (_, concurrentSeconds) = try await deliver(
+            items: items, client: client, directory: scratch.appendingPathComponent("concurrent"), concurrent: 8)
+
+        // Memory: a child writes `pending` items (no consumer), another opens the outbox holding
+        // them, a third opens an empty one.
+        let pendingDirectory = scratch.appendingPathComponent("pending").path
+        let writeStart = Date()
+        let writerPeak = Double(try ChildProcess.run(["--child-outbox-write", pendingDirectory, String(pending)])) ?? -1
+        let writeSeconds = Date().timeIntervalSince(writeStart)
+        let opened = Double(try ChildProcess.run(["--child-outbox-open", pendingDirectory])) ?? -1
+        let empty = Double(try ChildProcess.run(["--child-outbox-open", scratch.appendingPathComponent("empty").path])) ?? -1
+        return Result(
+            items: items, acceptedPerSecond: Double(items) / acceptSeconds, plainWriteFsyncPerSecond: Double(items) / plainSeconds,
+            directSequentialSeconds: directSeconds, outboxInOrderSeconds: inOrderSeconds,
+            directEightInFlightSeconds: directConcurrentSeconds, outboxEightConcurrentSeconds: concurrentSeconds,
+            pendingItems: pending, pendingWriteSeconds: writeSeconds, writerPeakRSSMegabytes: writerPeak,
+            openedWithPendingRSSMegabytes: opened, openedEmptyRSSMegabytes: empty)
+    }
+
+    /// Accepts `items` (timed), then registers a handler and times until the last result was handed over.
+    private static func deliver(items: Int, client: HTTPClient, directory: URL, concurrent: Int) async throws -> (Double, Double) {
+        var settings = Outbox.Configuration.default
+        settings.maximumConcurrentDeliveries = concurrent
+        let outbox = try client.outbox(directory: directory, configuration: settings)
+        defer { outbox.close() }
+        let acceptStart = Date()
+        for _ in 0..<items { try outbox.send(method: .post, path: "inbox", fileURL: bodyFile) }
+        let acceptSeconds = Date().timeIntervalSince(acceptStart)
+        let deliveryStart = Date()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let count = Counter()
+            outbox.setResultHandler { _ in
+                if count.increment() == items { continuation.resume() }
+            }
+        }
+        return (acceptSeconds, Date().timeIntervalSince(deliveryStart))
+    }
+
+    /// The body as a file, for `send(…fileURL:)` (the outbox copies it per item).
+    static let bodyFile: URL = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-bench-outbox-body-\(getpid()).json")
+        try? body.write(to: url)
+        return url
+    }()
+
+    /// In the child: sends `count` items to an outbox whose server is never asked; prints the peak RSS in MB.
+    static func runWriteChild(directory: String, count: Int) throws {
+        let client = HTTPClient(baseURL: URL(string: "http://127.0.0.1:9/")!)
+        var settings = Outbox.Configuration.default
+        settings.maximumItemCount = count
+        let outbox = try client.outbox(directory: URL(fileURLWithPath: directory), configuration: settings)
+        for _ in 0..<count { try outbox.send(method: .post, path: "inbox", fileURL: bodyFile) }
+        outbox.close()
+        try? FileManager.default.removeItem(at: bodyFile)
+        print(MultipartMemory.peakRSSMegabytes())
+    }
+
+    /// In the child: opens the outbox in `directory` (reading what is pending) and prints the RSS in MB.
+    static func runOpenChild(directory: String) throws {
+        let client = HTTPClient(baseURL: URL(string: "http://127.0.0.1:9/")!)
+        var settings = Outbox.Configuration.default
+        settings.maximumItemCount = 1_000_000
+        let outbox = try client.outbox(directory: URL(fileURLWithPath: directory), configuration: settings)
+        _ = outbox.pendingCount
+        print(RequestMemory.residentKilobytes() / 1024)
+        outbox.close()
+    }
+
+    /// A thread-safe count.
+    final class Counter: Sendable {
+        private let value = Mutex(0)
+        func increment() -> Int {
+            value.withLock {
+                $0 += 1
+                return $0
+            }
+        }
+    }
+}
