@@ -19,6 +19,8 @@ extension Outbox {
                     if !redelivery { try? DurableFiles.move(name.url(.item, in: items), to: name.url(.reported, in: items)) }
                 },
                 acknowledge: { [self] in
+                    // Closed: the directory may have a new owner, who delivers it again.
+                    guard !state.withLock({ $0.closed }) else { return }
                     queue.async { [self] in
                         let bytes = diskBytes(name, in: items)
                         // The record goes first: without it the body is debris the next start removes.
@@ -57,6 +59,7 @@ extension Outbox {
             isRedelivery: false)
         channel.offer(
             .init(result: result) { [self] in
+                guard !state.withLock({ $0.closed }) else { return }
                 queue.async { [self] in
                     DurableFiles.touch(name.url(.reported, in: deadDirectory))
                     release(name, bytes: diskBytes(name, in: deadDirectory))

@@ -140,11 +140,17 @@ public final class Outbox: @unchecked Sendable {
     /// once, and a result handler, when set, takes precedence.
     public var results: Results { Results(channel: channel) }
 
-    /// Stops delivery and releases the directory before it returns: attempts in flight are cancelled (their
-    /// items stay and are sent again, with the same key, by the next outbox on the directory),
-    /// ``results`` ends, and `send` throws ``ConveyorError/OutboxFailureReason/closed``.
-    /// Called when the outbox is released.
+    /// Stops delivery and releases the directory before it returns: attempts in flight are
+    /// cancelled (their items stay and are sent again, with the same key, by the next outbox on
+    /// the directory), the result a ``results`` loop holds counts as handed over, the loop ends,
+    /// and `send` throws ``ConveyorError/OutboxFailureReason/closed``. A result handler still
+    /// running leaves its item to the next outbox, which hands the result over again, flagged
+    /// ``ItemResult/isRedelivery``. Called when the outbox is released.
     public func close() {
+        // First: the result a loop holds counts as handed over (its files' removal is queued
+        // now, while the outbox is still open); a handler returning after this point leaves its
+        // item for the next owner, who hands the result over again, flagged.
+        channel.close()
         let (deliveries, token, descriptor) = state.withLock { state -> ([Delivery], UUID?, Int32) in
             defer {
                 state.closed = true
@@ -157,7 +163,6 @@ public final class Outbox: @unchecked Sendable {
         // Timers find their item gone and do nothing.
         for delivery in deliveries { delivery.operation?.cancel() }
         if let token { client.reachability?.removeHandler(token) }
-        channel.close()
         // The directory is released only once no block of this outbox touches its files: the
         // running one (if any) is waited for, and later ones see `closed` and do nothing. On the
         // queue itself (a release from one of its blocks) nothing else can be running.
