@@ -48,8 +48,11 @@ extension Outbox {
     /// Reads an item's record and checks its body; a file that cannot be read is set aside.
     private func load(_ name: OutboxItemName) {
         let stored: OutboxStoredItem
+        var bytes: Int64
         do {
-            stored = try OutboxStoredItem.decode(try Data(contentsOf: recordURL(name)), expected: name)
+            let data = try Data(contentsOf: recordURL(name))
+            stored = try OutboxStoredItem.decode(data, expected: name)
+            bytes = Int64(data.count)
         } catch {
             return setAsideCorrupt(name, detail: "unreadable record: \(error)")
         }
@@ -58,8 +61,12 @@ extension Outbox {
             guard size == length else {
                 return setAsideCorrupt(name, detail: "the body file has \(size.map(String.init) ?? "no") bytes of \(length)")
             }
+            bytes += length
         }
-        state.withLock { $0.inFlight[name.sequence]?.stored = stored }
+        state.withLock {
+            $0.inFlight[name.sequence]?.stored = stored
+            $0.inFlight[name.sequence]?.bytes = bytes
+        }
         attempt(name)
     }
 

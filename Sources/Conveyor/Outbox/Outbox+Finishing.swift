@@ -20,14 +20,18 @@ extension Outbox {
                 },
                 acknowledge: { [self] in
                     // Closed: the directory may have a new owner, who delivers it again.
-                    guard !state.withLock({ $0.closed }) else { return }
-                    queue.async { [self] in
-                        let bytes = diskBytes(name, in: items)
+                    let bytes = state.withLock { $0.closed ? nil : $0.inFlight[name.sequence]?.bytes }
+                    guard let bytes else { return }
+                    // The next item may start while this one's files go; it counts as pending until they are gone.
+                    fileWork.enter()
+                    queue.async { [self] in freeSlot(name) }
+                    DispatchQueue.global(qos: .utility).async { [self] in
                         // The record goes first: without it the body is debris the next start removes.
                         DurableFiles.remove(name.url(.reported, in: items))
                         DurableFiles.remove(name.url(.item, in: items))
-                        DurableFiles.remove(name.url(.body, in: items))
-                        release(name, bytes: bytes)
+                        if !record.bodyInline, record.bodyLength != nil { DurableFiles.remove(name.url(.body, in: items)) }
+                        forget(bytes: bytes)
+                        fileWork.leave()
                     }
                 }))
     }
@@ -110,13 +114,26 @@ extension Outbox {
 
     /// Frees the item's place and its bytes, and starts the next. On `queue`.
     private func release(_ name: OutboxItemName, bytes: Int64) {
+        guard state.withLock({ $0.inFlight[name.sequence] != nil }) else { return }
+        forget(bytes: bytes)
+        freeSlot(name)
+    }
+
+    /// Frees the item's place in the deliveries and starts the next. On `queue`.
+    private func freeSlot(_ name: OutboxItemName) {
         state.withLock { state in
-            guard state.inFlight.removeValue(forKey: name.sequence) != nil else { return }
-            state.count -= 1
-            state.bytes -= bytes
+            state.inFlight.removeValue(forKey: name.sequence)
             state.redelivered.remove(name.id)
         }
         pump()
+    }
+
+    /// Takes a finished item off the counts, once its files are gone.
+    private func forget(bytes: Int64) {
+        state.withLock { state in
+            state.count -= 1
+            state.bytes -= bytes
+        }
     }
 }
 

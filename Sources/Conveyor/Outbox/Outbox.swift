@@ -46,6 +46,9 @@ public final class Outbox: @unchecked Sendable {
     let corruptDirectory: URL
     /// Disk work, attempts and decisions run here, one at a time.
     let queue: DispatchQueue
+    /// Removals of finished items' files, which run beside `queue` (an unlink costs more than
+    /// the rest of a delivery on some file systems); `close()` waits for them.
+    let fileWork = DispatchGroup()
     /// Marks `queue`, so that `close()` knows when it is called from it.
     static let queueKey = DispatchSpecificKey<Bool>()
     let channel: OutboxResultChannel
@@ -54,6 +57,8 @@ public final class Outbox: @unchecked Sendable {
     struct Delivery {
         /// The record and its inline body, once read.
         var stored: OutboxStoredItem?
+        /// What its files take on disk (record and body file), counted off ``pendingBytes`` when it goes.
+        var bytes: Int64 = 0
         /// Failures to connect in a row: backoff grows with them, but they are not attempts.
         var connectFailures = 0
         /// Bumped by every new schedule and attempt: a timer whose generation is stale does nothing.
@@ -166,6 +171,7 @@ public final class Outbox: @unchecked Sendable {
         // The directory is released only once no block of this outbox touches its files: the
         // running one (if any) is waited for, and later ones see `closed` and do nothing. On the
         // queue itself (a release from one of its blocks) nothing else can be running.
+        fileWork.wait()
         if DispatchQueue.getSpecific(key: Self.queueKey) == nil { queue.sync {} }
         if descriptor >= 0 { DurableFiles.unlock(descriptor) }
     }
@@ -173,6 +179,7 @@ public final class Outbox: @unchecked Sendable {
     /// Waits until results already handed to a handler are acknowledged and their files gone.
     func settle() {
         channel.flush()
+        fileWork.wait()
         queue.sync {}
     }
 
