@@ -26,7 +26,8 @@ enum OutboxBench {
         let openedEmptyRSSMegabytes: Double
     }
 
-    static let body = Data(#"{"comment":"On the train","author":"conveyor","tags":["a","b","c"],"pad":"\#(String(repeating: "x", count: 120))"}"#.utf8)
+    static let body = Data(
+        #"{"comment":"On the train","author":"conveyor","tags":["a","b","c"],"pad":"\#(String(repeating: "x", count: 120))"}"#.utf8)
 
     static func measure(items: Int, pending: Int) async throws -> Result {
         let server = try LocalHTTPServer.started()

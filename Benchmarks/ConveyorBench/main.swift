@@ -440,17 +440,20 @@ if arguments.contains("--json") {
     print("\nOutbox (in-process LocalHTTPServer, 200-byte JSON bodies, \(outbox.items) items)")
     print(
         String(
-            format: "  accept: %.0f items/s (record with the body inside written and fsynced, renamed, directory fsynced); a plain write + fsync loop: %.0f files/s (%.2fx)",
+            format:
+                "  accept: %.0f items/s (record with the body inside written and fsynced, renamed, directory fsynced); a plain write + fsync loop: %.0f files/s (%.2fx)",
             outbox.acceptedPerSecond, outbox.plainWriteFsyncPerSecond, outbox.acceptedPerSecond / outbox.plainWriteFsyncPerSecond))
     print(
         String(
-            format: "  deliver in order: %.3f s (%.2fx the client's sequential POSTs, %.3f s); 8 at a time: %.3f s (%.2fx 8 in flight, %.3f s)",
+            format:
+                "  deliver in order: %.3f s (%.2fx the client's sequential POSTs, %.3f s); 8 at a time: %.3f s (%.2fx 8 in flight, %.3f s)",
             outbox.outboxInOrderSeconds, outbox.outboxInOrderSeconds / outbox.directSequentialSeconds, outbox.directSequentialSeconds,
             outbox.outboxEightConcurrentSeconds, outbox.outboxEightConcurrentSeconds / outbox.directEightInFlightSeconds,
             outbox.directEightInFlightSeconds))
     print(
         String(
-            format: "  %d pending items: written in %.1f s (writer's peak RSS %.1f MB); an outbox opened on them: RSS %.1f MB (on an empty one: %.1f MB)",
+            format:
+                "  %d pending items: written in %.1f s (writer's peak RSS %.1f MB); an outbox opened on them: RSS %.1f MB (on an empty one: %.1f MB)",
             outbox.pendingItems, outbox.pendingWriteSeconds, outbox.writerPeakRSSMegabytes, outbox.openedWithPendingRSSMegabytes,
             outbox.openedEmptyRSSMegabytes))
 }
