@@ -41,6 +41,16 @@ struct OutboxCrashTests {
         }
 
         func kill() { Foundation.kill(process.processIdentifier, SIGKILL) }
+
+        /// Waits for the process to end without blocking a thread of the cooperative pool.
+        func exited() async {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                Thread.detachNewThread { [process] in
+                    process.waitUntilExit()
+                    done.resume()
+                }
+            }
+        }
     }
 
     /// Where a trial's first run is killed.
@@ -117,12 +127,12 @@ struct OutboxCrashTests {
                 default: break
                 }
             }
-            first.process.waitUntilExit()
+            await first.exited()
             if first.process.terminationReason == .uncaughtSignal { killsLanded += 1 }
 
             let second = try Child(server, directory: directory.url, count: 0, transport: transport, bodyBytes: 0)
             for await line in second.lines { trial.read(line) }
-            second.process.waitUntilExit()
+            await second.exited()
             #expect(second.process.terminationStatus == 0, "\(context): \(trial.lines)")
             #expect(trial.lines.last == "idle", "\(context): \(trial.lines)")
 

@@ -393,11 +393,17 @@ struct OutboxTests {
             directory: directory.url, configuration: Self.quick { $0.maximumConcurrentDeliveries = 4 })
         let log = ResultLog(outbox)
         let accepted = Lock<[UUID]>([])
-        DispatchQueue.concurrentPerform(iterations: 8) { thread in
-            for index in 0..<25 {
-                if let id = try? outbox.send(method: .post, path: "apply", parameters: ["thread": thread, "n": index]) {
-                    accepted.withLock { $0.append(id) }
+        // 200 synced writes block their threads: off the cooperative pool, which other suites share.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                DispatchQueue.concurrentPerform(iterations: 8) { thread in
+                    for index in 0..<25 {
+                        if let id = try? outbox.send(method: .post, path: "apply", parameters: ["thread": thread, "n": index]) {
+                            accepted.withLock { $0.append(id) }
+                        }
+                    }
                 }
+                done.resume()
             }
         }
         let ids = accepted.withLock { $0 }
