@@ -3,7 +3,8 @@
 //
 //   swift run -c release conveyor-bench [--requests N] [--reps N] [--download-mb N] [--memory-requests N]
 //                                       [--multipart-mb N] [--stream-mb N] [--server local|nginx] [--json] [--smoke]
-//                                       [--requests-only | --transfers-only] [--settle-ms N]
+//                                       [--requests-only | --transfers-only] [--settle-ms N] [--scenarios TEXT]
+//                                       [--many-hosts-requests N] [--outbox-items N] [--outbox-pending N]
 //
 // --settle-ms N waits N ms before each client's turn in the request scenarios, so connections the
 // previous client left closing (corelibs URLSession opens dozens at 16 in flight) do not load the
@@ -197,7 +198,7 @@ func uploadAsync(_ client: HTTPClient) -> Fetch {
     { note(try await client.response(for: frozenUpload, responseSerializer: DataResponseSerializer()).source) }
 }
 
-let scenarios = [
+var scenarios = [
     Scenario(
         name: "\(requestCount) sequential small GETs", requests: requestCount, inFlight: 1, entries: clients,
         commandLine: CurlCommandLine(url: url, requests: requestCount)),
@@ -221,6 +222,30 @@ let scenarios = [
         ],
         commandLine: CurlCommandLine(uploading: uploadFile, to: server.baseURL.appendingPathComponent("upload"), requests: uploadCount)),
 ]
+
+// Scale: 100 origins round robin, 16 in flight (nginx listens on 127.0.0.1-100; the in-process
+// server only on 127.0.0.1). Each origin is a libcurl connection-cache key of its own: a cache
+// smaller than the origins in use closes a connection for every request.
+let hostCount = 100
+let manyHostsRequests = option("--many-hosts-requests") ?? (smoke ? 200 : 10_000)
+let hostURLs = (1...hostCount).map { URL(string: "http://127.0.0.\($0):\(server.baseURL.port ?? 80)/small.json")! }
+let roundRobin = Atomic<Int>(0)
+@Sendable func nextHost() -> URL { hostURLs[roundRobin.add(1, ordering: .relaxed).newValue % hostCount] }
+func manyHostsAsync(_ client: HTTPClient) -> Fetch {
+    { note(try await client.response(method: .get, path: nextHost().absoluteString).source) }
+}
+if serverKind == "nginx" {
+    scenarios.append(
+        Scenario(
+            name: "\(manyHostsRequests) small GETs, 16 in flight, round robin over \(hostCount) hosts", requests: manyHostsRequests,
+            inFlight: 16,
+            entries: [
+                Entry(name: "raw 100 hosts", isConveyor: false, fetch: { _ = try await plainSession.data(from: nextHost()) }),
+                Entry(name: "Conveyor 100 hosts", isConveyor: true, fetch: manyHostsAsync(client)),
+                Entry(name: "Conveyor curl 1 host", isConveyor: true, fetch: getAsync(curlClient)),
+                Entry(name: "Conveyor curl 100 hosts", isConveyor: true, fetch: manyHostsAsync(curlClient)),
+            ], commandLine: nil))
+}
 
 // --profile NAME: only that client, `--requests` sequential GETs after one warm-up, nothing
 // else; for `perf` and `valgrind --tool=callgrind`. Prints the time per request on stderr.
@@ -285,7 +310,9 @@ struct Row: Codable {
 var rows: [Row] = []
 // --transfers-only: the downloads and the JSON body (scenarios 3-4) and nothing else.
 let transfersOnly = arguments.contains("--transfers-only")
-for scenario in transfersOnly ? [] : scenarios {
+// --scenarios TEXT: only the request scenarios whose name contains TEXT (e.g. "hosts").
+let scenarioFilter = arguments.firstIndex(of: "--scenarios").map { arguments[min($0 + 1, arguments.count - 1)] }
+for scenario in transfersOnly ? [] : scenarios where scenarioFilter.map({ scenario.name.contains($0) }) ?? true {
     // Warm up each client's connections at the scenario's concurrency (a later rep that still
     // opens connections shows a pool too small to keep them), then interleave clients rep by rep.
     for entry in scenario.entries {

@@ -158,6 +158,22 @@ struct ClientSettingsTests {
         #expect(warm <= 6 && server.acceptedConnectionCount <= 6, "\(warm) then \(server.acceptedConnectionCount)")
     }
 
+    @Test("The curl transport keeps a connection for each of 80 origins used round robin (its cache once held 64)")
+    func connectionPerOrigin() async throws {
+        let servers = try (0..<80).map { _ in try LocalHTTPServer.started() }
+        defer { servers.forEach { $0.stop() } }
+        let client = HTTPClient(baseURL: servers[0].baseURL, configuration: configuration(.curl))
+        for _ in 0..<3 {
+            for server in servers {
+                _ = try await client.get(server.baseURL.appendingPathComponent("get").absoluteString)
+            }
+        }
+        // Three rounds, one connection per origin: a cache smaller than the origins would have
+        // closed the oldest for every request and opened 240.
+        let opened = servers.map(\.acceptedConnectionCount)
+        #expect(opened.allSatisfy { $0 == 1 }, "\(opened)")
+    }
+
     @Test("operation(_:with:) builds any subclass with the client's settings, without enqueuing it")
     func typedOperationBuilder() async throws {
         let queue = DispatchQueue(label: "test.typed-builder")
