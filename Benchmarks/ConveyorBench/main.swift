@@ -38,6 +38,10 @@ if let index = arguments.firstIndex(of: "--child-download") {
     try await MultipartMemory.runDownloadChild(baseURL: URL(string: arguments[index + 1])!, megabytes: Int(arguments[index + 2])!)
     exit(0)
 }
+if let index = arguments.firstIndex(of: "--child-queue-memory") {
+    try await QueueDepth.runMemoryChild(kind: arguments[index + 1], baseURL: URL(string: arguments[index + 2])!, count: Int(arguments[index + 3])!)
+    exit(0)
+}
 if let index = arguments.firstIndex(of: "--child-outbox-write") {
     try OutboxBench.runWriteChild(directory: arguments[index + 1], count: Int(arguments[index + 2])!)
     exit(0)
@@ -306,6 +310,17 @@ struct Row: Codable {
     let targetMet: Bool?
     /// New connections the server accepted during each rep (after the warm-up).
     let newConnections: [Int]?
+    /// CPU time (user + system, getrusage) per request: this process's for a client (the server
+    /// is nginx or in-process: only with nginx is it the client's alone), the child's for the CLI.
+    var cpuMicrosecondsPerRequest: Double? = nil
+}
+
+/// User + system CPU seconds of this process (`RUSAGE_SELF`) or of its waited-for children.
+func cpuSeconds(children: Bool = false) -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t((children ? RUSAGE_CHILDREN : RUSAGE_SELF).rawValue), &usage)
+    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 var rows: [Row] = []
 // --transfers-only: the downloads and the JSON body (scenarios 3-4) and nothing else.
@@ -319,20 +334,28 @@ for scenario in transfersOnly ? [] : scenarios where scenarioFilter.map({ scenar
         _ = try await measure(entry.fetch, requests: 4 * scenario.inFlight, inFlight: scenario.inFlight)
     }
     var samples = Array(repeating: [Double](), count: scenario.entries.count)
+    var cpuSamples = Array(repeating: [Double](), count: scenario.entries.count)
     var connections = Array(repeating: [Int](), count: scenario.entries.count)
     var cliSamples: [Double] = []
+    var cliCPUSamples: [Double] = []
     var cliConnections: [Int] = []
     for _ in 0..<reps {
         for (index, entry) in scenario.entries.enumerated() {
             if let settle = option("--settle-ms") { try await Task.sleep(for: .milliseconds(settle)) }
+            let cpuBefore = cpuSeconds()
             let (seconds, opened) = try await server.newConnections {
                 try await measure(entry.fetch, requests: scenario.requests, inFlight: scenario.inFlight)
             }
+            cpuSamples[index].append(cpuSeconds() - cpuBefore)
             samples[index].append(seconds)
             if let opened { connections[index].append(opened) }
         }
+        let cliCPUBefore = cpuSeconds(children: true)
         let (cli, opened) = await server.newConnections { scenario.commandLine?.seconds(inFlight: scenario.inFlight) }
-        if let cli { cliSamples.append(cli) }
+        if let cli {
+            cliSamples.append(cli)
+            cliCPUSamples.append(cpuSeconds(children: true) - cliCPUBefore)
+        }
         if let opened { cliConnections.append(opened) }
     }
     func median(_ values: [Double]) -> Double? { values.isEmpty ? nil : values.sorted()[values.count / 2] }
@@ -348,15 +371,16 @@ for scenario in transfersOnly ? [] : scenarios where scenarioFilter.map({ scenar
                 scenario: scenario.name, client: entry.name, medianSeconds: medians[index],
                 microsecondsPerRequest: medians[index] / Double(scenario.requests) * 1e6, ratioToRawData: ratioToRaw,
                 ratioToCurlCLI: ratioToCLI, target: entry.target.map { String(format: "≤ %.2fx %@", $0.ratio, $0.reference.rawValue) },
-                targetMet: measured.map { $0 <= entry.target!.ratio }, newConnections: connections[index].isEmpty ? nil : connections[index]
-            ))
+                targetMet: measured.map { $0 <= entry.target!.ratio }, newConnections: connections[index].isEmpty ? nil : connections[index],
+                cpuMicrosecondsPerRequest: median(cpuSamples[index]).map { $0 / Double(scenario.requests) * 1e6 }))
     }
     if let cliMedian {
         rows.append(
             Row(
                 scenario: scenario.name, client: "curl command line", medianSeconds: cliMedian,
                 microsecondsPerRequest: cliMedian / Double(scenario.requests) * 1e6, ratioToRawData: nil, ratioToCurlCLI: nil,
-                target: nil, targetMet: nil, newConnections: cliConnections.isEmpty ? nil : cliConnections))
+                target: nil, targetMet: nil, newConnections: cliConnections.isEmpty ? nil : cliConnections,
+                cpuMicrosecondsPerRequest: median(cliCPUSamples).map { $0 / Double(scenario.requests) * 1e6 }))
     }
 }
 /// The request scenarios' table, as the plain-text report shows it.
@@ -374,6 +398,7 @@ func printRows(_ rows: [Row]) {
         if let raw = row.ratioToRawData { ratios += String(format: "  %.2fx raw data(for:)", raw) }
         if let cli = row.ratioToCurlCLI { ratios += String(format: "  %.2fx curl CLI", cli) }
         if let target = row.target, let met = row.targetMet { ratios += "  [target \(target): \(met ? "met" : "MISSED")]" }
+        if let cpu = row.cpuMicrosecondsPerRequest { ratios += String(format: "  CPU %.1f µs/request", cpu) }
         if let connections = row.newConnections {
             ratios += "  new connections per rep: " + connections.map(String.init).joined(separator: " ")
         }
@@ -410,6 +435,9 @@ for (label, transferClient) in [("Conveyor", client), ("Conveyor curl", curlClie
         server: server, client: transferClient, label: label, megabytes: option("--download-mb") ?? (smoke ? 1 : 50),
         jsonItems: smoke ? 50 : 12_000, reps: reps, isCurl: transferClient === curlClient)
 }
+let queueDepth =
+    arguments.contains("--no-queue-depth")
+    ? nil : try await QueueDepth.measure(baseURL: server.baseURL, operations: option("--queued") ?? (smoke ? 1000 : 100_000))
 server.stop()
 if transfersOnly {
     for comparison in comparisons { printComparison(comparison) }
@@ -431,8 +459,10 @@ if arguments.contains("--json") {
         let requestMemory: RequestMemory.Result
         let multipart: MultipartMemory.Result
         let outbox: OutboxBench.Result
+        let queueDepth: QueueDepth.Result?
     }
-    let report = Report(rows: rows, transfers: comparisons, requestMemory: requestMemory, multipart: multipart, outbox: outbox)
+    let report = Report(
+        rows: rows, transfers: comparisons, requestMemory: requestMemory, multipart: multipart, outbox: outbox, queueDepth: queueDepth)
     print(String(decoding: try encoder.encode(report), as: UTF8.self))
 } else {
     print(
@@ -483,4 +513,17 @@ if arguments.contains("--json") {
                 "  %d pending items: written in %.1f s (writer's peak RSS %.1f MB); an outbox opened on them: RSS %.1f MB (on an empty one: %.1f MB)",
             outbox.pendingItems, outbox.pendingWriteSeconds, outbox.writerPeakRSSMegabytes, outbox.openedWithPendingRSSMegabytes,
             outbox.openedEmptyRSSMegabytes))
+    if let queueDepth {
+        print("\n\(queueDepth.operations) GETs enqueued at once, one curl client, 16 operations at a time")
+        print(
+            String(
+                format:
+                    "  callback: enqueue %.1f µs per operation, %.1f µs per request   async: %.1f µs per call to start, %.1f µs per request",
+                queueDepth.callbackEnqueueMicroseconds, queueDepth.callbackMicrosecondsPerRequest, queueDepth.asyncEnqueueMicroseconds,
+                queueDepth.asyncMicrosecondsPerRequest))
+        print(
+            String(
+                format: "  memory while waiting (queue suspended, child process): %.2f kB per queued operation, %.2f kB per pending async call",
+                queueDepth.kilobytesPerQueuedOperation, queueDepth.kilobytesPerPendingAsyncCall))
+    }
 }

@@ -164,7 +164,9 @@ struct RetryTests {
         var configuration = HTTPClient.Configuration.default
         configuration.transport = transport
         configuration.cache = nil
-        configuration.resourceTimeout = 1.0
+        // 2 s: the third attempt must fit its fresh budget even on a machine loaded by the
+        // parallel suites (1 s was missed there once, by a tiny response).
+        configuration.resourceTimeout = 2.0
         configuration.retryPolicy = RetryPolicy(maximumAttempts: 3) { context, completion in
             answers.withLock { $0.append(completion) }  // "Retry?" is on screen now
             asked.continuation.yield(context.error)
@@ -178,12 +180,12 @@ struct RetryTests {
                 }
                 switch hit {
                 case 1: return .init(status: 503)
-                case 2:  // slower than the resource timeout: one byte every 0.1 s for 3 s
+                case 2:  // slower than the resource timeout: one byte every 0.2 s for 6 s
                     return .init(
                         headers: ["Content-Length": "30"],
                         body: .stream(chunked: false) { writer in
                             for _ in 0..<30 {
-                                Thread.sleep(forTimeInterval: 0.1)  // pacing the drip, not synchronisation
+                                Thread.sleep(forTimeInterval: 0.2)  // pacing the drip, not synchronisation
                                 try writer.write(Data("x".utf8))  // throws once the client has gone
                             }
                         })
@@ -196,8 +198,8 @@ struct RetryTests {
             client.enqueue(operation)
             var questions = asked.stream.makeAsyncIterator()
             #expect(await questions.next()?.statusCode == 503)
-            // The person thinks for two resource budgets: nothing may time out meanwhile.
-            try await Task.sleep(for: .seconds(2))
+            // The person thinks for longer than a resource budget: nothing may time out meanwhile.
+            try await Task.sleep(for: .seconds(2.5))
             #expect(!operation.isFinished)
             answers.withLock { $0.removeFirst() }(.retry(after: 0, request: nil))
             // The slow second attempt outlives its budget: decide hears about it like any failure.
@@ -205,9 +207,9 @@ struct RetryTests {
                 Issue.record("the resource timeout did not reach decide")
                 return
             }
-            #expect(after == 1.0)
+            #expect(after == 2.0)
             answers.withLock { $0.removeFirst() }(.retry(after: 0, request: nil))
-            // The third attempt has the whole budget again, though the operation is far past 1 s.
+            // The third attempt has the whole budget again, though the operation is far past 2 s.
             #expect(await probe.outcome().data.map { String(decoding: $0, as: UTF8.self) } == "third time")
             #expect(hits.withLock { $0 } == 3 && probe.callCount == 1)
         }
