@@ -39,7 +39,8 @@ if let index = arguments.firstIndex(of: "--child-download") {
     exit(0)
 }
 if let index = arguments.firstIndex(of: "--child-queue-memory") {
-    try await QueueDepth.runMemoryChild(kind: arguments[index + 1], baseURL: URL(string: arguments[index + 2])!, count: Int(arguments[index + 3])!)
+    try await QueueDepth.runMemoryChild(
+        kind: arguments[index + 1], baseURL: URL(string: arguments[index + 2])!, count: Int(arguments[index + 3])!)
     exit(0)
 }
 if let index = arguments.firstIndex(of: "--child-outbox-write") {
@@ -371,7 +372,8 @@ for scenario in transfersOnly ? [] : scenarios where scenarioFilter.map({ scenar
                 scenario: scenario.name, client: entry.name, medianSeconds: medians[index],
                 microsecondsPerRequest: medians[index] / Double(scenario.requests) * 1e6, ratioToRawData: ratioToRaw,
                 ratioToCurlCLI: ratioToCLI, target: entry.target.map { String(format: "≤ %.2fx %@", $0.ratio, $0.reference.rawValue) },
-                targetMet: measured.map { $0 <= entry.target!.ratio }, newConnections: connections[index].isEmpty ? nil : connections[index],
+                targetMet: measured.map { $0 <= entry.target!.ratio },
+                newConnections: connections[index].isEmpty ? nil : connections[index],
                 cpuMicrosecondsPerRequest: median(cpuSamples[index]).map { $0 / Double(scenario.requests) * 1e6 }))
     }
     if let cliMedian {
@@ -523,7 +525,8 @@ if arguments.contains("--json") {
                 queueDepth.asyncMicrosecondsPerRequest))
         print(
             String(
-                format: "  memory while waiting (queue suspended, child process): %.2f kB per queued operation, %.2f kB per pending async call",
+                format:
+                    "  memory while waiting (queue suspended, child process): %.2f kB per queued operation, %.2f kB per pending async call",
                 queueDepth.kilobytesPerQueuedOperation, queueDepth.kilobytesPerPendingAsyncCall))
     }
 }

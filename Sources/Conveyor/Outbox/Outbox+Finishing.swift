@@ -86,9 +86,10 @@ extension Outbox {
         let error = ConveyorError.outboxFailed(
             reason: .attemptsExhausted(
                 attempts: stored.record.attempts, lastError: DeadLetterError(description: stored.record.lastError ?? "unknown")))
+        // The last process moved it here and may or may not have handed its result over.
         let result = ItemResult(
             id: name.id, item: Item(stored: stored, bodyFile: name.url(.body, in: deadDirectory)), outcome: .deadLettered(error),
-            isRedelivery: false)
+            isRedelivery: true)
         let dead = deadDirectory
         channel.offer(.init(result: result) { DurableFiles.touch(name.url(.reported, in: dead)) })
     }

@@ -73,8 +73,9 @@ extension Outbox {
         /// How it ended.
         public let outcome: Outcome
         /// True when this result may have been handed over before: the process stopped while
-        /// a handler had it (or a sequence's loop body, before it asked for the next one). The
-        /// server saw the same `Idempotency-Key` both times.
+        /// a handler had it (or a sequence's loop body, before it asked for the next one), or
+        /// it is a dead letter the last process had not finished reporting. The server saw the
+        /// same `Idempotency-Key` both times.
         public let isRedelivery: Bool
     }
 }

@@ -268,6 +268,34 @@ struct OutboxTests {
         #expect(results.allSatisfy { $0.item?.attempts == 0 })
     }
 
+    @Test(
+        "Back from a long offline spell: the client's authenticator refreshes the expired token first; no token is in the files",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func expiredToken(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        server.route("/apply") { request in
+            request.headers["Authorization"] == "Bearer fresh" ? .text("ok", status: 201) : .init(status: 401)
+        }
+        let refreshes = Lock(0)
+        let expired = BearerTokenAuthenticator.Credential(accessToken: "stale", expiresAt: Date(timeIntervalSinceNow: -3600))
+        let authenticator = BearerTokenAuthenticator(credential: expired) { _ in
+            refreshes.withLock { $0 += 1 }
+            return .init(accessToken: "fresh", expiresAt: Date(timeIntervalSinceNow: 3600))
+        }
+        let client = testClient(server, transport) { $0.authenticator = authenticator }
+        let directory = try TemporaryDirectory()
+        let outbox = try client.outbox(directory: directory.url, configuration: Self.quick())
+        try outbox.send(method: .post, path: "apply", body: ["n": 1], requestSerializer: .json)
+        let record = try Data(
+            contentsOf: directory.url.appendingPathComponent("items").appendingPathComponent(directory.names(in: "items")[0]))
+        #expect(!String(decoding: record, as: UTF8.self).contains("stale") && !String(decoding: record, as: UTF8.self).contains("Bearer"))
+        let result = try #require(await ResultLog(outbox).first(1).first)
+        guard case .succeeded(let response) = result.outcome else { return #expect(Bool(false), "\(result.outcome)") }
+        #expect(response.statusCode == 201 && refreshes.withLock { $0 } == 1)
+        #expect(server.receivedRequests.filter { $0.path == "/apply" }.map { $0.headers["Authorization"] } == ["Bearer fresh"])
+    }
+
     @Test("Limits: past the item count or the bytes, send throws and the items already accepted are delivered")
     func limits() async throws {
         let server = try LocalHTTPServer.started()
