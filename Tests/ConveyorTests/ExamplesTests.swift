@@ -56,7 +56,7 @@ struct ExamplesTests {
 
     @Test("OutboxExample keeps comments across a restart and delivers them in order through a 503 window, once each")
     func outbox() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-outbox-example-\(UUID().uuidString)")
+        let directory = TemporaryDirectory.base.appendingPathComponent("conveyor-outbox-example-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let result = try await ExampleProcess.run("OutboxExample", arguments: ["--directory", directory.path])
         #expect(result.status == 0, "\(result.output)\(result.errors)")

@@ -45,12 +45,30 @@ final class ResultLog: Sendable {
     var results: [Outbox.ItemResult] { state.withLock { $0.results } }
 }
 
-/// A fresh directory under the system's temporary directory, removed when the value goes.
+/// A fresh directory for an outbox, removed when the value goes.
+///
+/// On a memory file system (`/dev/shm`) where there is one: `send` syncs to disk, and an `fsync`
+/// right after a build has written gigabytes waited seconds for the disk's cache flush — on a
+/// thread of the cooperative pool the parallel suites share (CI saw a Server-Sent Events
+/// reconnection and a cancellation miss their deadlines by seconds). What these tests check —
+/// files, orders, a process killed with SIGKILL — does not need the flush; its cost is measured
+/// by `conveyor-bench` instead.
 final class TemporaryDirectory: Sendable {
     let url: URL
 
+    /// The base for outbox directories in tests (also for the example and crash-test children).
+    static let base: URL = {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: "/dev/shm", isDirectory: &isDirectory), isDirectory.boolValue,
+            FileManager.default.isWritableFile(atPath: "/dev/shm")
+        {
+            return URL(fileURLWithPath: "/dev/shm", isDirectory: true)
+        }
+        return FileManager.default.temporaryDirectory
+    }()
+
     init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-outbox-\(UUID().uuidString)")
+        url = Self.base.appendingPathComponent("conveyor-outbox-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
