@@ -40,6 +40,9 @@ enum TransportFactory {
         session.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
         let kind = resolve(configuration.transport, sessionConfiguration: session)
         #if os(Linux)
+            if kind == .urlSession {
+                session.httpMaximumConnectionsPerHost = min(configuration.maximumConnectionsPerHost, Self.corelibsConnectionsPerHost)
+            }
             if kind == .curl {
                 switch library {
                 case .success(let library):
@@ -54,6 +57,11 @@ enum TransportFactory {
         #endif
         return URLSessionTransport(configuration: session, tls: configuration.tls)
     }
+
+    /// The most connections per host corelibs URLSession keeps between bursts: it sets no
+    /// connection-cache size, so libcurl keeps 4 idle connections per transfer in its multi
+    /// handle and closes the rest whenever the handle drains to one transfer.
+    static let corelibsConnectionsPerHost = 4
 
     /// What `.automatic` (or an explicit kind) means here: `.curl` or `.urlSession`.
     static func resolve(
