@@ -117,8 +117,15 @@ struct AuthenticatorTests {
     func refreshFailure(transport: HTTPClient.TransportKind) async throws {
         struct TokenEndpointDown: Error {}
         let tokens = try TokenServer(holdUntil: 5)  // all five refused together: they wait for one refresh
-        let authenticator = BearerTokenAuthenticator(credential: .init(accessToken: "t0")) { _ in throw TokenEndpointDown() }
-        let client = Self.client(tokens, transport, authenticator: authenticator)
+        // The refresh fails only once all five asked for it: failing at once, it raced the
+        // other 401s (a late one started a second refresh) and the count was 2 or 3 at times.
+        let allAsked = Gate()
+        let authenticator = BearerTokenAuthenticator(credential: .init(accessToken: "t0")) { _ in
+            await allAsked.wait()
+            throw TokenEndpointDown()
+        }
+        let counting = CountingAuthenticator(authenticator, opening: allAsked, after: 5)
+        let client = Self.client(tokens, transport, authenticator: counting)
         let probes = (0..<5).map { _ in CompletionProbe() }
         for probe in probes { client.get("api", success: probe.success, failure: probe.failure) }
         for probe in probes {
@@ -162,11 +169,64 @@ struct AuthenticatorTests {
         let leaving = client.get("api", success: cancelled.success, failure: cancelled.failure)
         leaving.cancel()
         #expect(await cancelled.outcome().error?.isCancelled == true)
-        guard case .credentialRefreshFailed(.timedOut(let after))? = await waiting.outcome().error else {
-            Issue.record("expected a refresh timeout")
+        let outcome = await waiting.outcome().error
+        guard case .credentialRefreshFailed(.timedOut(let after))? = outcome else {
+            Issue.record("expected a refresh timeout, got \(String(describing: outcome))")
             return
         }
         #expect(after == 0.5)
         #expect(tokens.server.requestCount(path: "/api") == 0 && cancelled.callCount == 1)
+    }
+}
+
+/// Forwards to an authenticator and opens a gate once `count` refreshes were asked for.
+final class CountingAuthenticator: Authenticator, Sendable {
+    private let inner: any Authenticator
+    private let gate: Gate
+    private let count: Int
+    private let asked = Lock(0)
+
+    init(_ inner: any Authenticator, opening gate: Gate, after count: Int) {
+        self.inner = inner
+        self.gate = gate
+        self.count = count
+    }
+
+    func apply(to request: inout URLRequest) -> String? { inner.apply(to: &request) }
+
+    func requiresRefresh(_ response: HTTPResponseHead) -> Bool { inner.requiresRefresh(response) }
+
+    func refresh(replacing credentialID: String?, completion: @escaping @Sendable (Result<Void, ConveyorError>) -> Void) {
+        inner.refresh(replacing: credentialID, completion: completion)
+        if asked.withLock({ value -> Bool in
+            value += 1
+            return value == count
+        }) {
+            gate.open()
+        }
+    }
+}
+
+/// Waits until opened; opening it twice is harmless.
+final class Gate: Sendable {
+    private let state = Lock<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let open = state.withLock { state -> Bool in
+                if !state.open { state.waiters.append(continuation) }
+                return state.open
+            }
+            if open { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        waiters.forEach { $0.resume() }
     }
 }

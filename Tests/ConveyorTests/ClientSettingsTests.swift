@@ -159,7 +159,7 @@ struct ClientSettingsTests {
     }
 
     #if os(Linux)
-        @Test("On Linux the URLSession transport keeps at most 4 connections per host, all reused after a warm-up")
+        @Test("On Linux the URLSession transport opens 4 connections per host by default, all reused after a warm-up")
         func urlSessionConnectionsReused() async throws {
             let server = try LocalHTTPServer.started()
             defer { server.stop() }

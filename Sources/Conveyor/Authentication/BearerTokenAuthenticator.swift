@@ -173,11 +173,14 @@ public final class BearerTokenAuthenticator: Authenticator, @unchecked Sendable 
             self?.settle(generation, with: result)
         }
         let timer = DeadlineScheduler.shared.schedule(after: timeout) { [weak self] in
-            work.cancel()
-            guard let self else { return }
-            // Off the timer thread: completions resume operations.
+            // Off the timer thread: completions resume operations. The timeout settles first and
+            // the closure is cancelled after: cancelled first, a closure that throws on
+            // cancellation (`Task.sleep`) settled the refresh with its CancellationError before
+            // the timeout could, and the waiting operations saw "refresh failed", not "timed out".
+            guard let self else { return work.cancel() }
             DispatchQueue.global().async {
                 self.settle(generation, with: .failure(.credentialRefreshFailed(reason: .timedOut(after: timeout))))
+                work.cancel()
             }
         }
         state.withLock { state in

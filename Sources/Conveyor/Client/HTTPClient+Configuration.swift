@@ -17,11 +17,17 @@ extension HTTPClient {
         public var idleTimeout: TimeInterval = 60
         /// How many connections the transport opens to one host at most; requests beyond them
         /// wait for a connection. Honoured by both transports (it replaces the session
-        /// template's `httpMaximumConnectionsPerHost`), except that the URLSession transport on
-        /// Linux opens at most 4: corelibs keeps only 4 idle connections per transfer in flight,
-        /// so more closed and reopened at every lull (up to 200 new connections per 2,000
-        /// requests at 16 in flight; 0 with 4). Default 6, URLSession's own default.
-        public var maximumConnectionsPerHost = 6
+        /// template's `httpMaximumConnectionsPerHost`). Default 6, URLSession's own default —
+        /// except with the URLSession transport on Linux, where a client that does not set it
+        /// opens 4: corelibs keeps only 4 idle connections per transfer in flight, so a 5th and
+        /// 6th were closed and reopened at every lull (up to 200 new connections per 2,000
+        /// requests at 16 in flight; none with 4). A value you set is used as it is.
+        public var maximumConnectionsPerHost: Int {
+            get { assignedMaximumConnectionsPerHost ?? 6 }
+            set { assignedMaximumConnectionsPerHost = newValue }
+        }
+        /// The value set for ``maximumConnectionsPerHost``; nil while it is the default.
+        var assignedMaximumConnectionsPerHost: Int?
         /// How many operations run at once. Default 8 (operations beyond it wait in the queue,
         /// where their timeout does not run yet).
         public var maximumConcurrentOperations = 8

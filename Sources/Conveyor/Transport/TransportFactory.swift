@@ -40,8 +40,8 @@ enum TransportFactory {
         session.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
         let kind = resolve(configuration.transport, sessionConfiguration: session)
         #if os(Linux)
-            if kind == .urlSession {
-                session.httpMaximumConnectionsPerHost = min(configuration.maximumConnectionsPerHost, Self.corelibsConnectionsPerHost)
+            if kind == .urlSession, configuration.assignedMaximumConnectionsPerHost == nil {
+                session.httpMaximumConnectionsPerHost = Self.corelibsConnectionsPerHost
             }
             if kind == .curl {
                 switch library {
@@ -58,7 +58,7 @@ enum TransportFactory {
         return URLSessionTransport(configuration: session, tls: configuration.tls)
     }
 
-    /// The most connections per host corelibs URLSession keeps between bursts: it sets no
+    /// The URLSession transport's default connections per host on Linux: corelibs sets no
     /// connection-cache size, so libcurl keeps 4 idle connections per transfer in its multi
     /// handle and closes the rest whenever the handle drains to one transfer.
     static let corelibsConnectionsPerHost = 4
