@@ -21,7 +21,7 @@ enum QueueDepth {
         let client = Self.client(baseURL)
         _ = try await client.get("small.json")
         // Callback API: every operation enqueued from this thread, then all of them awaited.
-        let done = Counter()
+        let done = OutboxBench.Counter()
         let start = ContinuousClock.now
         let callbackEnqueued: Duration = await withCheckedContinuation { continuation in
             let enqueued = Mutex<Duration?>(nil)
@@ -83,16 +83,5 @@ enum QueueDepth {
         let after = RequestMemory.residentKilobytes()
         print((after - before) / Double(count))
         exit(0)
-    }
-
-    /// A thread-safe count.
-    final class Counter: Sendable {
-        private let value = Mutex(0)
-        func increment() -> Int {
-            value.withLock {
-                $0 += 1
-                return $0
-            }
-        }
     }
 }

@@ -10,30 +10,8 @@ struct ShutdownTests {
     /// Runs the helper's drain scenario against `server`; returns the process and its output lines.
     static func launch(_ server: LocalHTTPServer, temporaryDirectory: URL, mode: String = "drain") throws -> (Process, AsyncStream<String>)
     {
-        let helper = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-            .appendingPathComponent("ConveyorTestHelper")
-        let process = Process()
-        process.executableURL = helper
-        process.arguments = [mode, server.baseURL.absoluteString, temporaryDirectory.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        let lines = AsyncStream.makeStream(of: String.self)
-        let handle = pipe.fileHandleForReading
-        Thread.detachNewThread {
-            var buffer = Data()
-            while true {
-                let chunk = PipeIO.readChunk(from: handle)
-                if chunk.isEmpty { break }
-                buffer.append(chunk)
-                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    lines.continuation.yield(String(decoding: buffer[..<newline], as: UTF8.self))
-                    buffer.removeSubrange(...newline)
-                }
-            }
-            lines.continuation.finish()
-        }
-        try process.run()
-        return (process, lines.stream)
+        let child = try HelperProcess([mode, server.baseURL.absoluteString, temporaryDirectory.path])
+        return (child.process, child.lines)
     }
 
     static func route(_ server: LocalHTTPServer) {

@@ -105,7 +105,7 @@ public final class Outbox: @unchecked Sendable {
         itemsDirectory = directory.appendingPathComponent("items", isDirectory: true)
         deadDirectory = directory.appendingPathComponent("dead", isDirectory: true)
         corruptDirectory = directory.appendingPathComponent("corrupt", isDirectory: true)
-        channel = OutboxResultChannel()
+        channel = OutboxResultChannel(callbackQueue: client.configuration.callbackQueue)
         queue = DispatchQueue(label: "org.conveyor.outbox")
         queue.setSpecific(key: Self.queueKey, value: true)
         let descriptor = try openDirectory()
@@ -128,8 +128,9 @@ public final class Outbox: @unchecked Sendable {
     /// What the waiting items take on disk, records and bodies.
     public var pendingBytes: Int64 { state.withLock { $0.bytes } }
 
-    /// Sets the block each result is handed to, on a serial queue of the outbox, and starts
-    /// delivery. An item is removed from disk when the block returns; if the process stops
+    /// Sets the block each result is handed to — one at a time, in order, on the client's
+    /// callback queue (``HTTPClient/Configuration/callbackQueue``, the main queue on Apple
+    /// platforms) — and starts delivery. An item is removed from disk when the block returns; if the process stops
     /// while it runs, the result is handed over again after a restart, marked
     /// ``ItemResult/isRedelivery``. Register it at start-up, before or after `send`.
     /// - Parameter handler: The block; nil stops handing results over (delivery pauses once

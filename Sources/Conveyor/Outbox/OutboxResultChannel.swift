@@ -27,8 +27,13 @@ final class OutboxResultChannel: @unchecked Sendable {
         var onConsumer: (@Sendable () -> Void)?
     }
     private let state = Lock(State())
-    /// Handlers run here, one result at a time, in order.
-    private let handlerQueue = DispatchQueue(label: "org.conveyor.outbox.results")
+    /// Handlers run here, one result at a time, in order: a serial queue on the client's
+    /// callback queue (the main queue on Apple platforms), as completion blocks run.
+    private let handlerQueue: DispatchQueue
+
+    init(callbackQueue: DispatchQueue) {
+        handlerQueue = DispatchQueue(label: "org.conveyor.outbox.results", target: callbackQueue)
+    }
 
     /// Called when the first consumer registers (the outbox starts delivering).
     var onConsumer: (@Sendable () -> Void)? {

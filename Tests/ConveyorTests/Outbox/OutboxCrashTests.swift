@@ -8,49 +8,9 @@ import Testing
 
 @Suite("Outbox: SIGKILL at random moments loses nothing and applies nothing twice", .timeLimit(.minutes(3)))
 struct OutboxCrashTests {
-    /// One run of the helper's `outbox` scenario: its process and its output lines.
-    final class Child: Sendable {
-        let process: Process
-        let lines: AsyncStream<String>
-
-        init(_ server: LocalHTTPServer, directory: URL, count: Int, transport: String, bodyBytes: Int) throws {
-            let helper = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-                .appendingPathComponent("ConveyorTestHelper")
-            process = Process()
-            process.executableURL = helper
-            process.arguments = ["outbox", server.baseURL.absoluteString, directory.path, "\(count)", transport, "\(bodyBytes)"]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            let stream = AsyncStream.makeStream(of: String.self)
-            lines = stream.stream
-            let handle = pipe.fileHandleForReading
-            Thread.detachNewThread {
-                var buffer = Data()
-                while true {
-                    let chunk = PipeIO.readChunk(from: handle)
-                    if chunk.isEmpty { break }
-                    buffer.append(chunk)
-                    while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                        stream.continuation.yield(String(decoding: buffer[..<newline], as: UTF8.self))
-                        buffer.removeSubrange(...newline)
-                    }
-                }
-                stream.continuation.finish()
-            }
-            try process.run()
-        }
-
-        func kill() { Foundation.kill(process.processIdentifier, SIGKILL) }
-
-        /// Waits for the process to end without blocking a thread of the cooperative pool.
-        func exited() async {
-            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                Thread.detachNewThread { [process] in
-                    process.waitUntilExit()
-                    done.resume()
-                }
-            }
-        }
+    /// One run of the helper's `outbox` scenario (Tests/TestHelper/OutboxChild.swift).
+    static func child(_ server: LocalHTTPServer, directory: URL, count: Int, transport: String, bodyBytes: Int) throws -> HelperProcess {
+        try HelperProcess(["outbox", server.baseURL.absoluteString, directory.path, "\(count)", transport, "\(bodyBytes)"])
     }
 
     /// Where a run is killed.
@@ -109,7 +69,7 @@ struct OutboxCrashTests {
             let transport = number % 2 == 0 ? "curl" : "urlsession"
             let count = Int.random(in: 2...6)
             let bodyBytes = [100, 4_000, 20_000, 100_000][Int.random(in: 0..<4)]
-            let child = try Child(server, directory: directory.url, count: count, transport: transport, bodyBytes: bodyBytes)
+            let child = try Self.child(server, directory: directory.url, count: count, transport: transport, bodyBytes: bodyBytes)
             let target = Int.random(in: 1...count)
             let lineTarget = Int.random(in: 1...(2 * count))
             var accepted = 0
@@ -137,7 +97,7 @@ struct OutboxCrashTests {
             await child.exited()
             if child.process.terminationReason == .uncaughtSignal { kills += 1 }
         }
-        let last = try Child(server, directory: directory.url, count: 0, transport: "curl", bodyBytes: 0)
+        let last = try Self.child(server, directory: directory.url, count: 0, transport: "curl", bodyBytes: 0)
         for await line in last.lines { log.read(line) }
         await last.exited()
         #expect(last.process.terminationStatus == 0 && log.lines.last == "idle", "\(log.lines.suffix(20))")
