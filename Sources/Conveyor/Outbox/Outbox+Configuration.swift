@@ -21,8 +21,8 @@ extension Outbox {
         public var maximumDelay: TimeInterval = 300
         /// The longest `Retry-After` honoured; a longer one waits this long. Default 3,600 s.
         public var maximumRetryAfter: TimeInterval = 3600
-        /// Status codes retried (408, 429 and 5xx by default); any other status outside the
-        /// client's acceptable codes is a final failure, reported and removed.
+        /// Status codes retried (408, 425, 429, 500, 502, 503, 504 by default); any other status
+        /// outside the client's acceptable codes is a final failure, reported and removed.
         public var retryableStatusCodes: Set<Int> = [408, 425, 429, 500, 502, 503, 504]
         /// Items waiting at most; ``Outbox/send(method:path:parameters:headers:requestSerializer:)``
         /// throws ``ConveyorError/OutboxFailureReason/itemLimitReached(limit:)`` past it. Default 10,000.
