@@ -47,7 +47,9 @@ struct ImageDownloaderTests {
     func url(_ path: String) -> URL { server.baseURL.appendingPathComponent(path) }
 
     func heldImage(_ path: String, _ data: Data, _ type: String) -> HeldRoute {
-        HeldRoute(server, path: "/" + path, response: .init(headers: ["Content-Type": type], body: .data(data)))
+        // 30 s: the cancellation test needs the answer held until both callers left; a loaded
+        // parallel run once took more than the usual 10 s to deliver the first cancellation.
+        HeldRoute(server, path: "/" + path, response: .init(headers: ["Content-Type": type], body: .data(data)), fallback: 30)
     }
 
     @Test("Five concurrent callers of one URL share one download; all five completions run")

@@ -52,13 +52,17 @@ final class HeldRoute: Sendable {
     private let gate = DispatchSemaphore(value: 0)
     private let arrivals = AsyncStream.makeStream(of: Void.self)
 
-    /// Installs the route at `path` on `server`; it answers `response`, or `body` as text.
-    init(_ server: LocalHTTPServer, path: String = "/hold", body: String = "late", response: LocalHTTPServer.Response? = nil) {
+    /// Installs the route at `path` on `server`; it answers `response`, or `body` as text, once
+    /// released or after `fallback` seconds.
+    init(
+        _ server: LocalHTTPServer, path: String = "/hold", body: String = "late", response: LocalHTTPServer.Response? = nil,
+        fallback: TimeInterval = 10
+    ) {
         let gate = gate
         let arrivals = arrivals
         server.route(path) { _ in
             arrivals.continuation.yield()
-            _ = gate.wait(timeout: .now() + 10)
+            _ = gate.wait(timeout: .now() + fallback)
             return response ?? .text(body)
         }
     }
