@@ -77,7 +77,7 @@ struct ExamplesTests {
         process.arguments = ["--serve", "0"]
         let output = Pipe()
         process.standardOutput = output
-        try process.run()
+        try ProcessLaunch.run(process)
         defer {
             process.terminate()
             process.waitUntilExit()

@@ -183,7 +183,7 @@ struct LifecycleTests {
         let output = Pipe()
         gzip.standardInput = input
         gzip.standardOutput = output
-        try gzip.run()
+        try ProcessLaunch.run(gzip)
         try PipeIO.write(text, to: input.fileHandleForWriting)
         try input.fileHandleForWriting.close()
         let compressed = PipeIO.readToEnd(from: output.fileHandleForReading)

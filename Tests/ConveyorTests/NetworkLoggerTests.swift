@@ -1,5 +1,6 @@
 import Conveyor
 import ConveyorLocking
+import ConveyorTestSupport
 import ConveyorTesting
 import Foundation
 import Testing
@@ -216,7 +217,7 @@ struct NetworkLoggerTests {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", command + " -s -o /dev/null"]
-            try process.run()
+            try ProcessLaunch.run(process)
             process.waitUntilExit()
             #expect(process.terminationStatus == 0)
             let received = try #require(server.receivedRequests.last)

@@ -116,7 +116,7 @@ struct ReachabilityTests {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
-        try process.run()
+        try ProcessLaunch.run(process)
         let text = String(decoding: PipeIO.readToEnd(from: output.fileHandleForReading), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "unshare --net (root needed) or the helper failed: \(text)")

@@ -150,7 +150,7 @@ struct TransportTests {
                             process.environment = childEnvironment
                             let pipe = Pipe()
                             process.standardOutput = pipe
-                            try process.run()
+                            try ProcessLaunch.run(process)
                             let text = String(decoding: PipeIO.readToEnd(from: pipe.fileHandleForReading), as: UTF8.self)
                             process.waitUntilExit()
                             return text

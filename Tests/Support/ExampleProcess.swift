@@ -31,7 +31,7 @@ public enum ExampleProcess {
         let errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
-        try process.run()
+        try ProcessLaunch.run(process)
         return await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 let killer = DispatchWorkItem { process.terminate() }

@@ -33,7 +33,7 @@ public enum SetupTools {
         let errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
-        do { try process.run() } catch { throw Failure(description: "\(what): \(error)") }
+        do { try ProcessLaunch.run(process) } catch { throw Failure(description: "\(what): \(error)") }
         let (text, errorText) = readToEnd(output, errors)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {

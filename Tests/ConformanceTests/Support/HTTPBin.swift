@@ -67,7 +67,7 @@ enum HTTPBin {
         let log = SetupTools.packageRoot.appendingPathComponent(".build/httpbin.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.standardError = try? FileHandle(forWritingTo: log)
-        do { try process.run() } catch {
+        do { try ProcessLaunch.run(process) } catch {
             throw SetupError(description: "could not start the httpbin launcher: \(error)")
         }
         // The launcher prints the port on its first line.

@@ -1,5 +1,6 @@
 import Conveyor
 import ConveyorLocking
+import ConveyorTestSupport
 import ConveyorTesting
 import Foundation
 import Testing
@@ -171,7 +172,7 @@ struct HTTPCacheTests {
             let directory = scratch.directory
             let dead = Process()
             dead.executableURL = URL(fileURLWithPath: "/bin/true")
-            try dead.run()
+            try ProcessLaunch.run(dead)
             dead.waitUntilExit()
             let live = directory.appendingPathComponent(".tmp-\(getpid())-\(UUID().uuidString)")  // another instance's write in progress
             let abandoned = directory.appendingPathComponent(".tmp-\(dead.processIdentifier)-\(UUID().uuidString)")

@@ -31,7 +31,7 @@ final class HelperProcess: Sendable {
             }
             stream.continuation.finish()
         }
-        try process.run()
+        try ProcessLaunch.run(process)
     }
 
     /// Sends `signal` (default SIGKILL).

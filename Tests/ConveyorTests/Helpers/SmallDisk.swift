@@ -34,7 +34,7 @@ final class SmallDisk: Sendable {
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = pipe
-        try process.run()
+        try ProcessLaunch.run(process)
         let data = PipeIO.readToEnd(from: pipe.fileHandleForReading)
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))

@@ -80,7 +80,7 @@ final class TLSTestServer: Sendable {
         let output = Pipe()
         python.standardOutput = output
         python.standardError = FileHandle.nullDevice
-        try python.run()
+        try ProcessLaunch.run(python)
         // The first line is the port, printed once the socket listens.
         var line = Data()
         while let byte = try output.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != UInt8(ascii: "\n") {
