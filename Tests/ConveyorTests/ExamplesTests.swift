@@ -72,12 +72,8 @@ struct ExamplesTests {
 
     @Test("conveyor-demo --serve 0 serves the httpbin-like routes at the address it prints, until stopped")
     func demoServe() async throws {
-        let process = Process()
-        process.executableURL = ExampleProcess.executable("conveyor-demo")
-        process.arguments = ["--serve", "0"]
         let output = Pipe()
-        process.standardOutput = output
-        try ProcessLaunch.run(process)
+        let process = try ChildProcess(ExampleProcess.executable("conveyor-demo").path, ["--serve", "0"], standardOutput: .pipe(output))
         defer {
             process.terminate()
             process.waitUntilExit()

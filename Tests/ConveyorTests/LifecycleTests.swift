@@ -176,14 +176,9 @@ struct LifecycleTests {
     @Test("A gzip body reports decoded bytes; its Content-Length (the compressed size) does not cap the progress")
     func gzipProgress() async throws {
         let text = Data(String(repeating: "Conveyor compresses well. ", count: 8000).utf8)
-        let gzip = Process()
-        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        gzip.arguments = ["-c"]
         let input = Pipe()
         let output = Pipe()
-        gzip.standardInput = input
-        gzip.standardOutput = output
-        try ProcessLaunch.run(gzip)
+        let gzip = try ChildProcess("/bin/gzip", ["-c"], standardInput: .pipe(input), standardOutput: .pipe(output))
         try PipeIO.write(text, to: input.fileHandleForWriting)
         try input.fileHandleForWriting.close()
         let compressed = PipeIO.readToEnd(from: output.fileHandleForReading)

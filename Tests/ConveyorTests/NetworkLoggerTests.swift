@@ -214,11 +214,8 @@ struct NetworkLoggerTests {
                     method: .put, path: "put?x=1", parameters: ["name": "Zoë & co"],
                     requestSerializer: .json), success: nil, failure: nil)
             let command = operation.cURLDescription
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", command + " -s -o /dev/null"]
-            try ProcessLaunch.run(process)
-            process.waitUntilExit()
+            let process = try ChildProcess("/bin/sh", ["-c", command + " -s -o /dev/null"])
+            await process.exited()
             #expect(process.terminationStatus == 0)
             let received = try #require(server.receivedRequests.last)
             #expect(received.method == "PUT" && received.target == "/put?x=1")

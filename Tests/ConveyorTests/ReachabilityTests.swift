@@ -110,13 +110,9 @@ struct ReachabilityTests {
     func networkNamespace() throws {
         let helper = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
             .appendingPathComponent("ConveyorTestHelper")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments = ["--net", helper.path, "reachability"]
         let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try ProcessLaunch.run(process)
+        let process = try ChildProcess(
+            "/usr/bin/unshare", ["--net", helper.path, "reachability"], standardOutput: .pipe(output), standardError: .pipe(output))
         let text = String(decoding: PipeIO.readToEnd(from: output.fileHandleForReading), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "unshare --net (root needed) or the helper failed: \(text)")

@@ -8,8 +8,9 @@ import Testing
 @Suite("Graceful shutdown and waiting for operations")
 struct ShutdownTests {
     /// Runs the helper's drain scenario against `server`; returns the process and its output lines.
-    static func launch(_ server: LocalHTTPServer, temporaryDirectory: URL, mode: String = "drain") throws -> (Process, AsyncStream<String>)
-    {
+    static func launch(_ server: LocalHTTPServer, temporaryDirectory: URL, mode: String = "drain") throws -> (
+        ChildProcess, AsyncStream<String>
+    ) {
         let child = try HelperProcess([mode, server.baseURL.absoluteString, temporaryDirectory.path])
         return (child.process, child.lines)
     }
@@ -29,9 +30,9 @@ struct ShutdownTests {
             var lines: [String] = []
             for await line in stream {
                 lines.append(line)
-                if line == "ready" { kill(process.processIdentifier, SIGTERM) }
+                if line == "ready" { process.terminate() }
             }
-            process.waitUntilExit()
+            await process.exited()
             #expect(process.terminationStatus == 0, "\(lines)")
             // The child measures from handling the signal to exiting: deadline 2 s + 1 s.
             let exitLine = try #require(lines.last { $0.hasPrefix("exit ") })
@@ -57,9 +58,9 @@ struct ShutdownTests {
             var lines: [String] = []
             for await line in stream {
                 lines.append(line)
-                if line == "ready" { kill(process.processIdentifier, SIGTERM) }
+                if line == "ready" { process.terminate() }
             }
-            process.waitUntilExit()
+            await process.exited()
             // 143, not 0: the second signal ended it before the 2 s drain could.
             #expect(process.terminationStatus == 128 + SIGTERM, "\(lines)")
             #expect(!lines.contains { $0.hasPrefix("exit 0") })

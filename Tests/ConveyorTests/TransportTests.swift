@@ -144,13 +144,10 @@ struct TransportTests {
                 Thread.detachNewThread {
                     continuation.resume(
                         with: Result {
-                            let process = Process()
-                            process.executableURL = helper
-                            process.arguments = ["proxy-get", "http://conveyor-proxy-test.invalid/"]
-                            process.environment = childEnvironment
                             let pipe = Pipe()
-                            process.standardOutput = pipe
-                            try ProcessLaunch.run(process)
+                            let process = try ChildProcess(
+                                helper.path, ["proxy-get", "http://conveyor-proxy-test.invalid/"], environment: childEnvironment,
+                                standardOutput: .pipe(pipe))
                             let text = String(decoding: PipeIO.readToEnd(from: pipe.fileHandleForReading), as: UTF8.self)
                             process.waitUntilExit()
                             return text

@@ -22,16 +22,13 @@ public enum ExampleProcess {
 
     /// Runs `name` with `arguments` to its end, killing it after `timeout` seconds.
     public static func run(_ name: String, arguments: [String], timeout: TimeInterval = 120) async throws -> Result {
-        let process = Process()
-        // At the lowest CPU priority: the examples run beside tests that measure time on a
-        // two-core machine, and must not starve them.
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/nice")
-        process.arguments = ["-n", "19", executable(name).path] + arguments
         let output = Pipe()
         let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try ProcessLaunch.run(process)
+        // At the lowest CPU priority: the examples run beside tests that measure time on a
+        // two-core machine, and must not starve them.
+        let process = try ChildProcess(
+            "/usr/bin/nice", ["-n", "19", executable(name).path] + arguments, standardOutput: .pipe(output),
+            standardError: .pipe(errors))
         return await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 let killer = DispatchWorkItem { process.terminate() }

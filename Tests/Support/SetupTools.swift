@@ -26,14 +26,12 @@ public enum SetupTools {
     /// - Throws: ``Failure`` when it cannot start or exits non-zero (with its standard error).
     @discardableResult
     public static func run(_ executable: String, _ arguments: [String], what: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         let output = Pipe()
         let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        do { try ProcessLaunch.run(process) } catch { throw Failure(description: "\(what): \(error)") }
+        let process: ChildProcess
+        do {
+            process = try ChildProcess(executable, arguments, standardOutput: .pipe(output), standardError: .pipe(errors))
+        } catch { throw Failure(description: "\(what): \(error)") }
         let (text, errorText) = readToEnd(output, errors)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {

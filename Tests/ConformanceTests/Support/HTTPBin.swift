@@ -57,17 +57,16 @@ enum HTTPBin {
 
     private static func start() throws -> URL {
         let venv = try SetupTools.virtualenv("httpbin-venv", packages: ["httpbin", "gunicorn"])
-        let process = Process()
-        process.executableURL = venv.appendingPathComponent("bin/python")
-        process.arguments = [
-            "-c", launcher, String(ProcessInfo.processInfo.processIdentifier), venv.appendingPathComponent("bin/gunicorn").path,
-        ]
         let output = Pipe()
-        process.standardOutput = output
         let log = SetupTools.packageRoot.appendingPathComponent(".build/httpbin.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        process.standardError = try? FileHandle(forWritingTo: log)
-        do { try ProcessLaunch.run(process) } catch {
+        let logHandle = try? FileHandle(forWritingTo: log)
+        do {
+            _ = try ChildProcess(
+                venv.appendingPathComponent("bin/python").path,
+                ["-c", launcher, String(ProcessInfo.processInfo.processIdentifier), venv.appendingPathComponent("bin/gunicorn").path],
+                standardOutput: .pipe(output), standardError: logHandle.map { .file($0) } ?? .null)
+        } catch {
             throw SetupError(description: "could not start the httpbin launcher: \(error)")
         }
         // The launcher prints the port on its first line.

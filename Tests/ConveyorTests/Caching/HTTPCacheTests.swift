@@ -170,10 +170,8 @@ struct HTTPCacheTests {
             _ = try await client.get("kept")
             cache.flush()
             let directory = scratch.directory
-            let dead = Process()
-            dead.executableURL = URL(fileURLWithPath: "/bin/true")
-            try ProcessLaunch.run(dead)
-            dead.waitUntilExit()
+            let dead = try ChildProcess("/bin/true", [])
+            await dead.exited()
             let live = directory.appendingPathComponent(".tmp-\(getpid())-\(UUID().uuidString)")  // another instance's write in progress
             let abandoned = directory.appendingPathComponent(".tmp-\(dead.processIdentifier)-\(UUID().uuidString)")
             let stale = directory.appendingPathComponent(".tmp-\(getpid())-\(UUID().uuidString)")

@@ -4,17 +4,12 @@ import Foundation
 /// `ConveyorTestHelper` (the executable beside the test bundle) run with some arguments, its
 /// standard output delivered as lines, read on a thread of its own.
 final class HelperProcess: Sendable {
-    let process: Process
+    let process: ChildProcess
     let lines: AsyncStream<String>
 
     /// Starts the helper.
     init(_ arguments: [String]) throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-            .appendingPathComponent("ConveyorTestHelper")
-        process.arguments = arguments
         let pipe = Pipe()
-        process.standardOutput = pipe
         let stream = AsyncStream.makeStream(of: String.self)
         lines = stream.stream
         let handle = pipe.fileHandleForReading
@@ -31,19 +26,12 @@ final class HelperProcess: Sendable {
             }
             stream.continuation.finish()
         }
-        try ProcessLaunch.run(process)
+        process = try ChildProcess(ExampleProcess.executable("ConveyorTestHelper").path, arguments, standardOutput: .pipe(pipe))
     }
 
     /// Sends `signal` (default SIGKILL).
-    func kill(_ signal: Int32 = SIGKILL) { Foundation.kill(process.processIdentifier, signal) }
+    func kill(_ signal: Int32 = SIGKILL) { process.signal(signal) }
 
     /// Waits for the process to end without blocking a thread of the cooperative pool.
-    func exited() async {
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            Thread.detachNewThread { [process] in
-                process.waitUntilExit()
-                done.resume()
-            }
-        }
-    }
+    func exited() async { await process.exited() }
 }

@@ -1,3 +1,4 @@
+import ConveyorTesting
 import Foundation
 
 #if canImport(Glibc)
@@ -20,6 +21,10 @@ final class RefusedPort: Sendable {
         #else
             let fd = socket(AF_INET, SOCK_STREAM, 0)
         #endif
+        // Shared with the server that may take the port over (``takeOver()``): on Linux two sockets
+        // with SO_REUSEADDR may be bound to one port as long as at most one listens.
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
@@ -41,6 +46,11 @@ final class RefusedPort: Sendable {
 
     /// `http://127.0.0.1:<port>/`.
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/")! }
+
+    /// A server listening on the port, started while this value still holds it: releasing the
+    /// port first would let the kernel hand it to another suite's outgoing connection (seen:
+    /// "Address already in use" when the server then bound it).
+    func takeOver() throws -> LocalHTTPServer { try LocalHTTPServer.started(port: port) }
 
     deinit { _ = close(descriptor) }
 }

@@ -28,13 +28,8 @@ final class SmallDisk: Sendable {
     }
 
     private static func run(_ tool: String, _ arguments: [String]) throws -> (status: Int32, text: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
         let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = pipe
-        try ProcessLaunch.run(process)
+        let process = try ChildProcess(tool, arguments, standardOutput: .pipe(pipe), standardError: .pipe(pipe))
         let data = PipeIO.readToEnd(from: pipe.fileHandleForReading)
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))

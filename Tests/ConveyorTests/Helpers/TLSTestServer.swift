@@ -19,7 +19,7 @@ final class TLSTestServer: Sendable {
     let certificateAuthority: URL
     /// The base64 SHA-256 of the server certificate's SubjectPublicKeyInfo.
     let publicKeyPin: String
-    private let process: Process.Box
+    private let process: ChildProcess
 
     var baseURL: URL { URL(string: "https://127.0.0.1:\(port)/")! }
 
@@ -74,13 +74,11 @@ final class TLSTestServer: Sendable {
             ], what: "computing the pin")
         publicKeyPin = pin.trimmingCharacters(in: .whitespacesAndNewlines)
 
-        let python = Process()
-        python.executableURL = venv.appendingPathComponent("bin/python")
-        python.arguments = ["-c", Self.script, String(ProcessInfo.processInfo.processIdentifier), path("leaf.pem"), path("leaf.key")]
         let output = Pipe()
-        python.standardOutput = output
-        python.standardError = FileHandle.nullDevice
-        try ProcessLaunch.run(python)
+        let python = try ChildProcess(
+            venv.appendingPathComponent("bin/python").path,
+            ["-c", Self.script, String(ProcessInfo.processInfo.processIdentifier), path("leaf.pem"), path("leaf.key")],
+            standardOutput: .pipe(output), standardError: .null)
         // The first line is the port, printed once the socket listens.
         var line = Data()
         while let byte = try output.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != UInt8(ascii: "\n") {
@@ -91,11 +89,11 @@ final class TLSTestServer: Sendable {
             throw SetupError(description: "the hypercorn TLS server did not start")
         }
         self.port = port
-        self.process = Process.Box(python)
+        self.process = python
     }
 
     deinit {
-        process.value.terminate()
+        process.terminate()
         try? FileManager.default.removeItem(at: directory)
     }
 
@@ -135,13 +133,4 @@ final class TLSTestServer: Sendable {
         print(sock.getsockname()[1], flush=True)
         asyncio.run(serve(app, config, shutdown_trigger=orphaned))
         """
-}
-
-extension Process {
-    /// Holds a process that only `terminate()` touches after launch (thread-safe in Foundation).
-    final class Box: @unchecked Sendable {
-        // @unchecked Sendable: immutable after init; `terminate()` is safe from any thread.
-        let value: Process
-        init(_ value: Process) { self.value = value }
-    }
 }

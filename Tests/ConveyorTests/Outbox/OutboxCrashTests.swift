@@ -95,7 +95,7 @@ struct OutboxCrashTests {
                 if killed { child.kill() }
             }
             await child.exited()
-            if child.process.terminationReason == .uncaughtSignal { kills += 1 }
+            if child.process.terminatedBySignal { kills += 1 }
         }
         let last = try Self.child(server, directory: directory.url, count: 0, transport: "curl", bodyBytes: 0)
         for await line in last.lines { log.read(line) }

@@ -214,8 +214,8 @@ struct OutboxTests {
     func serverDown() async throws {
         // The port refuses connections until the server takes it over (held meanwhile, so no
         // other suite's server is given it).
-        var refused: RefusedPort? = try RefusedPort()
-        let port = refused!.port
+        let refused = try RefusedPort()
+        let port = refused.port
         let directory = try TemporaryDirectory()
         var configuration = HTTPClient.Configuration.default
         configuration.monitorsReachability = false
@@ -232,8 +232,7 @@ struct OutboxTests {
         await refusals.wait(atLeast: 3)
         NotificationCenter.default.removeObserver(observer)
         #expect(log.results.isEmpty && outbox.pendingCount == 3)
-        refused = nil
-        let server = try LocalHTTPServer.started(port: port)
+        let server = try refused.takeOver()
         defer { server.stop() }
         let inbox = IdempotentInbox(server)
         let results = await log.first(3)
