@@ -19,6 +19,8 @@ let request = URLRequest(url: URL(string: "http://127.0.0.1:8080/get")!)
 let requests = [URLRequest(url: URL(string: "http://127.0.0.1:8080/get")!)]
 // MARK: photoURL
 let photoURL = URL(fileURLWithPath: "/tmp/photo.jpg")
+// MARK: archiveURL
+let archiveURL = URL(fileURLWithPath: "/tmp/backup.tar.gz")
 // MARK: downloads
 let downloads = URL(fileURLWithPath: "/tmp/downloads")
 // MARK: logURL

@@ -1,3 +1,4 @@
+import ConveyorTestSupport
 import ConveyorTesting
 import Foundation
 
@@ -6,6 +7,10 @@ import Foundation
 /// leaves the clients' own cost more visible.
 final class BenchServer: Sendable {
     let baseURL: URL
+    /// nginx's HTTPS (HTTP/2) address, `https://127.0.0.1:<port>/`; nil for the in-process server.
+    let tlsBaseURL: URL?
+    /// The self-signed certificate nginx's HTTPS server presents (trust it as an authority).
+    let certificateAuthority: URL?
     private let local: LocalHTTPServer?
     private let root: URL?
 
@@ -15,17 +20,23 @@ final class BenchServer: Sendable {
         local = server
         root = nil
         baseURL = server.baseURL
+        tlsBaseURL = nil
+        certificateAuthority = nil
     }
 
-    /// Starts nginx through `Benchmarks/nginx-server` on a free loopback port.
+    /// Starts nginx through `Benchmarks/nginx-server` on free loopback ports: HTTP/1.1, and
+    /// HTTPS with HTTP/2.
     init(nginxIn directory: URL) throws {
         let port = try Self.freePort()
+        let tlsPort = try Self.freePort()
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("nginx-server")
-        try Self.runScript(script, ["start", directory.path, String(port)])
+        try Self.runScript(script, ["start", directory.path, String(port), String(tlsPort)])
         local = nil
         root = directory
         baseURL = URL(string: "http://127.0.0.1:\(port)/")!
+        tlsBaseURL = URL(string: "https://127.0.0.1:\(tlsPort)/")!
+        certificateAuthority = directory.appendingPathComponent("tls/cert.pem")
     }
 
     /// Answers `POST /upload` with "ok" whatever the body (nginx's configuration already does).

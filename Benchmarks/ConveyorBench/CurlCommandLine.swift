@@ -1,3 +1,4 @@
+import ConveyorTestSupport
 import Foundation
 
 /// The `curl` command line running one config file (`curl -s -K run.cfg`): one process, its
@@ -10,6 +11,13 @@ struct CurlCommandLine {
     /// `requests` GETs of `url`, bodies discarded.
     init?(url: URL, requests: Int) {
         self.init(config: String(repeating: "url = \"\(url.absoluteString)\"\noutput = \"/dev/null\"\n", count: requests))
+    }
+
+    /// `requests` GETs of the HTTPS `url` over HTTP/2, trusting `authority`, bodies discarded.
+    init?(http2 url: URL, authority: URL, requests: Int) {
+        self.init(
+            config: "http2\ncacert = \"\(authority.path)\"\n"
+                + String(repeating: "url = \"\(url.absoluteString)\"\noutput = \"/dev/null\"\n", count: requests))
     }
 
     /// `requests` POSTs of the file at `body` to `url` (`--upload-file`, no `Expect: 100-continue`

@@ -161,30 +161,24 @@ enum MultipartMemory {
     }
 }
 
-/// Runs this benchmark binary again with other arguments and returns what it printed.
-enum ChildProcess {
-    /// Runs `executable` with posix_spawn and waitpid and returns its wait status.
+/// The benchmark's child processes, started with the tests' launcher (no corelibs `Process`).
+extension ChildProcess {
+    /// Runs `executable` to its end; its exit status (a signal's number if one ended it).
     static func spawn(_ executable: String, _ arguments: [String]) throws -> Int32 {
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, executable, nil, nil, argv, environ) == 0 else { throw POSIXError(.ENOEXEC) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return status
+        let child = try ChildProcess(executable, arguments)
+        child.waitUntilExit()
+        return child.terminatedBySignal ? 128 + child.terminationStatus : child.terminationStatus
     }
 
+    /// Runs this benchmark binary again with `arguments` and returns what it printed.
     static func run(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = arguments
         let output = Pipe()
-        process.standardOutput = output
-        try process.run()
+        let child = try ChildProcess(
+            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path, arguments, standardOutput: .pipe(output))
         let data = PipeIO.readToEnd(from: output.fileHandleForReading)
-        process.waitUntilExit()
+        child.waitUntilExit()
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard process.terminationStatus == 0 else {
+        guard child.terminationStatus == 0, !child.terminatedBySignal else {
             throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "child \(arguments) failed: \(text)"])
         }
         return text

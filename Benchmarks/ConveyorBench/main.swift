@@ -122,10 +122,64 @@ func getAsync(_ client: HTTPClient) -> Fetch {
     { note(try await client.response(method: .get, path: "small.json").source) }
 }
 
+/// A callback-API request whose completion block calls `done` (on the client's callback queue).
+typealias Send = @Sendable (_ done: @escaping @Sendable ((any Error)?) -> Void) -> Void
+func getChained(_ client: HTTPClient) -> Send {
+    { done in
+        client.get(
+            "small.json",
+            success: { operation, _ in
+                note(operation.metrics?.responseSource)
+                done(nil)
+            }, failure: { _, error in done(error) })
+    }
+}
+
+/// Times `requests` callback-API requests, `inFlight` chains at a time, as callback code sends
+/// them: each completion block starts the next request. The `callback` rows instead await each
+/// completion through a continuation — a thread wake-up more per request than the async API
+/// pays, which is the harness's, not the API's.
+nonisolated func measureChained(_ send: @escaping Send, requests: Int, inFlight: Int) async throws -> Double {
+    let start = ContinuousClock.now
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        let progress = Mutex((started: 0, finished: 0, failed: false))
+        @Sendable func next() {
+            let go = progress.withLock { state -> Bool in
+                guard state.started < requests, !state.failed else { return false }
+                state.started += 1
+                return true
+            }
+            guard go else { return }
+            send { error in
+                let (resumes, failure) = progress.withLock { state -> (Bool, (any Error)?) in
+                    state.finished += 1
+                    if let error, !state.failed {
+                        state.failed = true
+                        return (true, error)
+                    }
+                    return (!state.failed && state.finished == requests, nil)
+                }
+                if let failure {
+                    continuation.resume(throwing: failure)
+                } else if resumes {
+                    continuation.resume()
+                } else {
+                    next()
+                }
+            }
+        }
+        for _ in 0..<min(inFlight, requests) { next() }
+    }
+    let elapsed = ContinuousClock.now - start
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}
+
 /// What a row's time is compared with for its target.
 enum Reference: String, Codable {
     case curlCLI = "curl CLI"
     case rawData = "raw data(for:)"
+    /// The "Conveyor curl async" row of the same scenario: the callback API's parity target.
+    case curlAsync = "Conveyor curl async"
 }
 /// One client in a scenario: how it sends one request, and the target its time ratio must meet.
 struct Entry {
@@ -133,6 +187,9 @@ struct Entry {
     let isConveyor: Bool
     var target: (reference: Reference, ratio: Double)? = nil
     let fetch: Fetch
+    /// Measured as callback code runs: each completion block sends the next request (see
+    /// ``measureChained(_:requests:inFlight:)``); `fetch` is then only the warm-up.
+    var chained: Send? = nil
 }
 /// Requests sent `inFlight` at a time by each entry in turn, rep by rep, and by the curl CLI.
 struct Scenario {
@@ -174,6 +231,9 @@ func conveyorEntries(sequential: Bool) -> [Entry] {
         Entry(
             name: "Conveyor curl callback", isConveyor: true, target: (.curlCLI, sequential ? 1.25 : 1.00), fetch: getCallback(curlClient)),
         Entry(name: "Conveyor curl async", isConveyor: true, target: (.curlCLI, sequential ? 1.10 : 1.00), fetch: getAsync(curlClient)),
+        Entry(
+            name: "Conveyor curl chained", isConveyor: true, target: (.curlAsync, 1.05), fetch: getCallback(curlClient),
+            chained: getChained(curlClient)),
     ]
 }
 let clients = rawEntries + conveyorEntries(sequential: true)
@@ -202,6 +262,20 @@ func uploadCallback(_ client: HTTPClient) -> Fetch {
 func uploadAsync(_ client: HTTPClient) -> Fetch {
     { note(try await client.response(for: frozenUpload, responseSerializer: DataResponseSerializer()).source) }
 }
+/// The same 1 MiB sent from the file (`request(method:path:bodyFile:)`, built per request as a
+/// caller would), through the callback API and the async one.
+func fileUploadCallback(_ client: HTTPClient) -> Fetch {
+    {
+        let request = try client.request(path: "upload", bodyFile: uploadFile)
+        try await callback { success, failure in client.enqueue(client.operation(with: request, success: success, failure: failure)) }()
+    }
+}
+func fileUploadAsync(_ client: HTTPClient) -> Fetch {
+    {
+        let request = try client.request(path: "upload", bodyFile: uploadFile)
+        note(try await client.response(for: request, responseSerializer: DataResponseSerializer()).source)
+    }
+}
 
 var scenarios = [
     Scenario(
@@ -216,14 +290,19 @@ var scenarios = [
             Entry(
                 name: "Conveyor curl callback", isConveyor: true, target: (.curlCLI, 1.15), fetch: getCallback(defaultConcurrencyClient)),
             Entry(name: "Conveyor curl async", isConveyor: true, target: (.curlCLI, 1.15), fetch: getAsync(defaultConcurrencyClient)),
+            Entry(
+                name: "Conveyor curl chained", isConveyor: true, target: (.curlAsync, 1.05), fetch: getCallback(defaultConcurrencyClient),
+                chained: getChained(defaultConcurrencyClient)),
         ], commandLine: CurlCommandLine(url: url, requests: requestCount)),
     Scenario(
         name: "\(uploadCount) sequential 1 MiB POSTs (body in memory)", requests: uploadCount, inFlight: 1,
         entries: [
             Entry(name: "raw data(for:)", isConveyor: false, fetch: { _ = try await plainSession.data(for: frozenUpload) }),
             Entry(name: "Conveyor async", isConveyor: true, target: (.rawData, 1.05), fetch: uploadAsync(client)),
-            Entry(name: "Conveyor curl callback", isConveyor: true, target: (.curlCLI, 0.85), fetch: uploadCallback(curlClient)),
-            Entry(name: "Conveyor curl async", isConveyor: true, target: (.curlCLI, 0.85), fetch: uploadAsync(curlClient)),
+            Entry(name: "Conveyor curl callback", isConveyor: true, target: (.curlCLI, 0.70), fetch: uploadCallback(curlClient)),
+            Entry(name: "Conveyor curl async", isConveyor: true, target: (.curlCLI, 0.70), fetch: uploadAsync(curlClient)),
+            Entry(name: "Conveyor curl callback file", isConveyor: true, target: (.curlCLI, 0.70), fetch: fileUploadCallback(curlClient)),
+            Entry(name: "Conveyor curl async file", isConveyor: true, target: (.curlCLI, 0.70), fetch: fileUploadAsync(curlClient)),
         ],
         commandLine: CurlCommandLine(uploading: uploadFile, to: server.baseURL.appendingPathComponent("upload"), requests: uploadCount)),
 ]
@@ -250,6 +329,45 @@ if serverKind == "nginx" {
                 Entry(name: "Conveyor curl 1 host", isConveyor: true, fetch: getAsync(curlClient)),
                 Entry(name: "Conveyor curl 100 hosts", isConveyor: true, fetch: manyHostsAsync(curlClient)),
             ], commandLine: nil))
+}
+
+// HTTP/2 over TLS (nginx's HTTPS port): 100 requests in flight multiplexed on one connection.
+// Every response's protocol is checked; one that is not HTTP/2 is counted and reported.
+let http2Requests = smoke ? 200 : 2000
+let notHTTP2 = Atomic<Int>(0)
+@Sendable func noteProtocol(_ metrics: OperationMetrics?) {
+    if metrics?.transfer?.httpVersion != "HTTP/2" { notHTTP2.add(1, ordering: .relaxed) }
+}
+if let tlsBaseURL = server.tlsBaseURL, let authority = server.certificateAuthority {
+    var http2Configuration = configuration
+    http2Configuration.transport = .curl
+    http2Configuration.maximumConcurrentOperations = 100
+    http2Configuration.tls.certificateAuthorities = [.pemFile(authority)]
+    let http2Client = HTTPClient(baseURL: tlsBaseURL, configuration: http2Configuration)
+    scenarios.append(
+        Scenario(
+            name: "\(http2Requests) small GETs over HTTPS with HTTP/2, 100 in flight", requests: http2Requests, inFlight: 100,
+            entries: [
+                Entry(
+                    name: "Conveyor curl callback", isConveyor: true, target: (.curlCLI, 1.10),
+                    fetch: callback { success, failure in
+                        http2Client.get(
+                            "small.json",
+                            success: { operation, value in
+                                noteProtocol(operation.metrics)
+                                success(operation, value)
+                            }, failure: failure)
+                    }),
+                Entry(
+                    name: "Conveyor curl async", isConveyor: true, target: (.curlCLI, 1.10),
+                    fetch: {
+                        let response = try await http2Client.response(method: .get, path: "small.json")
+                        note(response.source)
+                        noteProtocol(response.metrics)
+                    }),
+            ],
+            commandLine: CurlCommandLine(
+                http2: tlsBaseURL.appendingPathComponent("small.json"), authority: authority, requests: http2Requests)))
 }
 
 // --profile NAME: only that client, `--requests` sequential GETs after one warm-up, nothing
@@ -314,6 +432,9 @@ struct Row: Codable {
     /// CPU time (user + system, getrusage) per request: this process's for a client (the server
     /// is nginx or in-process: only with nginx is it the client's alone), the child's for the CLI.
     var cpuMicrosecondsPerRequest: Double? = nil
+    /// This row's time over the "Conveyor curl async" row's in the same scenario (the rows whose
+    /// target is parity with the async API).
+    var ratioToAsync: Double? = nil
 }
 
 /// User + system CPU seconds of this process (`RUSAGE_SELF`) or of its waited-for children.
@@ -345,7 +466,11 @@ for scenario in transfersOnly ? [] : scenarios where scenarioFilter.map({ scenar
             if let settle = option("--settle-ms") { try await Task.sleep(for: .milliseconds(settle)) }
             let cpuBefore = cpuSeconds()
             let (seconds, opened) = try await server.newConnections {
-                try await measure(entry.fetch, requests: scenario.requests, inFlight: scenario.inFlight)
+                if let chained = entry.chained {
+                    try await measureChained(chained, requests: scenario.requests, inFlight: scenario.inFlight)
+                } else {
+                    try await measure(entry.fetch, requests: scenario.requests, inFlight: scenario.inFlight)
+                }
             }
             cpuSamples[index].append(cpuSeconds() - cpuBefore)
             samples[index].append(seconds)
@@ -366,7 +491,15 @@ for scenario in transfersOnly ? [] : scenarios where scenarioFilter.map({ scenar
     for (index, entry) in scenario.entries.enumerated() {
         let ratioToRaw = entry.isConveyor ? rawData.map { medians[index] / $0 } : nil
         let ratioToCLI = entry.isConveyor ? cliMedian.map { medians[index] / $0 } : nil
-        let measured = entry.target.flatMap { $0.reference == .curlCLI ? ratioToCLI : ratioToRaw }
+        let asyncMedian = scenario.entries.firstIndex { $0.name == Reference.curlAsync.rawValue }.map { medians[$0] }
+        let ratioToAsync = entry.target?.reference == .curlAsync ? asyncMedian.map { medians[index] / $0 } : nil
+        let measured = entry.target.flatMap {
+            switch $0.reference {
+            case .curlCLI: ratioToCLI
+            case .rawData: ratioToRaw
+            case .curlAsync: ratioToAsync
+            }
+        }
         rows.append(
             Row(
                 scenario: scenario.name, client: entry.name, medianSeconds: medians[index],
@@ -374,7 +507,7 @@ for scenario in transfersOnly ? [] : scenarios where scenarioFilter.map({ scenar
                 ratioToCurlCLI: ratioToCLI, target: entry.target.map { String(format: "≤ %.2fx %@", $0.ratio, $0.reference.rawValue) },
                 targetMet: measured.map { $0 <= entry.target!.ratio },
                 newConnections: connections[index].isEmpty ? nil : connections[index],
-                cpuMicrosecondsPerRequest: median(cpuSamples[index]).map { $0 / Double(scenario.requests) * 1e6 }))
+                cpuMicrosecondsPerRequest: median(cpuSamples[index]).map { $0 / Double(scenario.requests) * 1e6 }, ratioToAsync: ratioToAsync))
     }
     if let cliMedian {
         rows.append(
@@ -389,7 +522,8 @@ for scenario in transfersOnly ? [] : scenarios where scenarioFilter.map({ scenar
 func printRows(_ rows: [Row]) {
     print(
         "Every Conveyor client runs with Configuration.cache = nil (like raw URLSession on Linux, which caches nothing); "
-            + "responses answered from a cache: \(cacheAnswered.load(ordering: .relaxed))")
+            + "responses answered from a cache: \(cacheAnswered.load(ordering: .relaxed)); "
+            + "HTTP/2 scenario responses not over HTTP/2: \(notHTTP2.load(ordering: .relaxed))")
     var scenario = ""
     for row in rows {
         if row.scenario != scenario {
@@ -399,6 +533,7 @@ func printRows(_ rows: [Row]) {
         var ratios = ""
         if let raw = row.ratioToRawData { ratios += String(format: "  %.2fx raw data(for:)", raw) }
         if let cli = row.ratioToCurlCLI { ratios += String(format: "  %.2fx curl CLI", cli) }
+        if let parity = row.ratioToAsync { ratios += String(format: "  %.2fx curl async", parity) }
         if let target = row.target, let met = row.targetMet { ratios += "  [target \(target): \(met ? "met" : "MISSED")]" }
         if let cpu = row.cpuMicrosecondsPerRequest { ratios += String(format: "  CPU %.1f µs/request", cpu) }
         if let connections = row.newConnections {

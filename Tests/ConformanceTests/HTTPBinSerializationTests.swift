@@ -66,4 +66,19 @@ struct HTTPBinSerializationTests {
         let headers = echo["headers"] as? [String: String]
         #expect(headers?["Content-Type"]?.hasPrefix("multipart/form-data; boundary=") == true)
     }
+
+    @Test("A file body reaches httpbin whole, with its length and the type its extension names")
+    func fileBody() async throws {
+        let text = "{\"from\": \"disk\", \"note\": \"Zoë ✓\"}"
+        let fileURL = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-conformance-\(UUID().uuidString).json")
+        try Data(text.utf8).write(to: fileURL)
+        defer { try? FileManager.default.removeItem(at: fileURL) }
+        let response = try await client.response(
+            for: try client.request(method: .put, path: "put", bodyFile: fileURL), responseSerializer: DataResponseSerializer())
+        let echo = try object(response.value)
+        #expect(echo["data"] as? String == text)
+        let headers = echo["headers"] as? [String: String]
+        #expect(headers?["Content-Type"] == "application/json")
+        #expect(headers?["Content-Length"] == String(Data(text.utf8).count))
+    }
 }

@@ -66,6 +66,32 @@ public enum ConveyorError: Error, Sendable {
     /// unwritable, a limit or a full disk refused a new item, an item's file was corrupt, or an
     /// item ran out of attempts or time. Items already accepted are never harmed by a refusal.
     case outboxFailed(reason: OutboxFailureReason)
+    /// The file given as a request body
+    /// (``HTTPClient/request(method:path:bodyFile:headers:)``) is not a `file:` URL, missing, a
+    /// directory or unreadable. Nothing was sent.
+    case bodyFileFailed(reason: BodyFileFailureReason)
+
+    /// Why a file could not be a request body.
+    public enum BodyFileFailureReason: Sendable, CustomStringConvertible {
+        /// The URL is not a `file:` URL.
+        case notAFileURL(URL)
+        /// No file exists at the URL.
+        case fileNotFound(URL)
+        /// The URL names a directory.
+        case fileIsDirectory(URL)
+        /// The file exists but cannot be read.
+        case fileNotReadable(URL)
+
+        /// A readable explanation naming the file.
+        public var description: String {
+            switch self {
+            case .notAFileURL(let url): return "\(url.absoluteString) is not a file URL"
+            case .fileNotFound(let url): return "no file at \(url.path)"
+            case .fileIsDirectory(let url): return "\(url.path) is a directory"
+            case .fileNotReadable(let url): return "\(url.path) cannot be read"
+            }
+        }
+    }
 
     /// Why an outbox refused an item or gave one up.
     public enum OutboxFailureReason: Sendable, CustomStringConvertible {
@@ -326,7 +352,8 @@ extension ConveyorError {
         case .responseTooLarge(_, let response):
             return response
         case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
-            .network, .serverTrustFailed, .invalidHeader, .invalidMethod, .credentialRefreshFailed, .streamFailed, .outboxFailed:
+            .network, .serverTrustFailed, .invalidHeader, .invalidMethod, .credentialRefreshFailed, .streamFailed, .outboxFailed,
+            .bodyFileFailed:
             return nil
         }
     }
@@ -340,7 +367,7 @@ extension ConveyorError {
             return data
         case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
             .network, .redirectFailed, .responseTooLarge, .serverTrustFailed, .invalidHeader, .invalidMethod, .credentialRefreshFailed,
-            .streamFailed, .outboxFailed:
+            .streamFailed, .outboxFailed, .bodyFileFailed:
             return nil
         }
     }
@@ -430,6 +457,8 @@ extension ConveyorError: CustomStringConvertible, CustomDebugStringConvertible, 
             return "Stream failed: \(reason)."
         case .outboxFailed(let reason):
             return "Outbox failed: \(reason)."
+        case .bodyFileFailed(let reason):
+            return "Body file failed: \(reason)."
         case .invalidMethod(let method):
             return
                 "Invalid method \"\(Self.printable(method))\": not an HTTP token, so it could inject headers or a second request; nothing was sent."

@@ -172,17 +172,17 @@ public final class MultipartFormData {
     var closingBoundary: Data { Data("--\(boundary)--\r\n".utf8) }
 
     static func checkedLength(of fileURL: URL) throws -> Int64 {
-        guard fileURL.isFileURL else { throw ConveyorError.multipartEncodingFailed(reason: .notAFileURL(fileURL)) }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: fileURL.path, isDirectory: &isDirectory) else {
-            throw ConveyorError.multipartEncodingFailed(reason: .fileNotFound(fileURL))
+        do {
+            return try BodyFile.length(of: fileURL)
+        } catch {
+            // The same checks, reported as the multipart body's failure.
+            guard case .bodyFileFailed(let reason) = error else { throw error }
+            switch reason {
+            case .notAFileURL(let url): throw ConveyorError.multipartEncodingFailed(reason: .notAFileURL(url))
+            case .fileNotFound(let url): throw ConveyorError.multipartEncodingFailed(reason: .fileNotFound(url))
+            case .fileIsDirectory(let url): throw ConveyorError.multipartEncodingFailed(reason: .fileIsDirectory(url))
+            case .fileNotReadable(let url): throw ConveyorError.multipartEncodingFailed(reason: .fileNotReadable(url))
+            }
         }
-        guard !isDirectory.boolValue else { throw ConveyorError.multipartEncodingFailed(reason: .fileIsDirectory(fileURL)) }
-        guard FileManager.default.isReadableFile(atPath: fileURL.path),
-            let size = (try? FileManager.default.attributesOfItem(atPath: fileURL.path))?[.size] as? NSNumber
-        else {
-            throw ConveyorError.multipartEncodingFailed(reason: .fileNotReadable(fileURL))
-        }
-        return size.int64Value
     }
 }

@@ -1,0 +1,93 @@
+import Conveyor
+import ConveyorTesting
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite("A file as the request body")
+struct BodyFileTests {
+    /// `bytes` of a repeating pattern in a file named `name` in `directory`.
+    static func file(_ name: String, bytes: Int, in directory: TemporaryDirectory) throws -> (URL, Data) {
+        let data = Data((0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) })
+        let url = directory.url.appendingPathComponent(name)
+        try data.write(to: url)
+        return (url, data)
+    }
+
+    @Test(
+        "Sent from disk with its exact Content-Length (not chunked), byte for byte, through both APIs; the file stays",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func sent(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        server.route("/upload") { request in .text("received \(request.bodyLength)") }
+        let directory = try TemporaryDirectory()
+        let (url, data) = try Self.file("photo.png", bytes: 3 * 1024 * 1024 + 17, in: directory)
+        let client = testClient(server, transport)
+
+        let asyncRequest = try client.request(method: .put, path: "upload", bodyFile: url)
+        let response = try await client.response(for: asyncRequest, responseSerializer: StringResponseSerializer())
+        #expect(response.value == "received \(data.count)")
+
+        let probe = CompletionProbe()
+        let operation = client.operation(
+            with: try client.request(path: "upload", bodyFile: url, headers: ["Content-Type": "application/x-custom"]), success: nil,
+            failure: nil)
+        probe.attach(to: operation)
+        client.enqueue(operation)
+        #expect(await probe.outcome().error == nil)
+
+        let received = server.receivedRequests
+        #expect(received.map(\.method) == ["PUT", "POST"])
+        for request in received {
+            #expect(request.body == data && !request.wasChunked)
+            #expect(request.headers["Content-Length"] == String(data.count))
+        }
+        #expect(received.first?.headers["Content-Type"] == "image/png")
+        #expect(received.last?.headers["Content-Type"] == "application/x-custom")
+        #expect(FileManager.default.fileExists(atPath: url.path))
+    }
+
+    @Test("A 307 redirect sends the file again from its start", arguments: HTTPClient.TransportKind.testedKinds)
+    func redirected(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        server.route("/old") { _ in .init(status: 307, headers: ["Location": "/new"]) }
+        server.route("/new") { request in .text("received \(request.bodyLength)") }
+        let directory = try TemporaryDirectory()
+        let (url, data) = try Self.file("body", bytes: 200_000, in: directory)
+        let client = testClient(server, transport)
+        let response = try await client.response(
+            for: try client.request(path: "old", bodyFile: url), responseSerializer: StringResponseSerializer())
+        #expect(response.value == "received \(data.count)")
+        #expect(server.receivedRequests.last { $0.path == "/new" }?.body == data)
+        #expect(server.receivedRequests.first?.headers["Content-Type"] == "application/octet-stream")
+    }
+
+    @Test("Missing, a directory, not a file URL: bodyFileFailed naming the file, nothing sent")
+    func badFiles() async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        let client = testClient(server, .curl)
+        let missing = directory.url.appendingPathComponent("missing.bin")
+        let web = URL(string: "http://example.com/file.bin")!
+        let cases: [(URL, (ConveyorError.BodyFileFailureReason) -> Bool)] = [
+            (missing, { if case .fileNotFound(missing) = $0 { true } else { false } }),
+            (directory.url, { if case .fileIsDirectory = $0 { true } else { false } }),
+            (web, { if case .notAFileURL(web) = $0 { true } else { false } }),
+        ]
+        for (url, matches) in cases {
+            #expect {
+                try client.request(path: "upload", bodyFile: url)
+            } throws: { error in
+                guard let error = error as? ConveyorError, case .bodyFileFailed(let reason) = error else { return false }
+                return matches(reason) && error.description.contains(url.lastPathComponent)
+            }
+        }
+        #expect(server.receivedRequests.isEmpty)
+    }
+}
