@@ -507,7 +507,8 @@ for scenario in transfersOnly ? [] : scenarios where scenarioFilter.map({ scenar
                 ratioToCurlCLI: ratioToCLI, target: entry.target.map { String(format: "≤ %.2fx %@", $0.ratio, $0.reference.rawValue) },
                 targetMet: measured.map { $0 <= entry.target!.ratio },
                 newConnections: connections[index].isEmpty ? nil : connections[index],
-                cpuMicrosecondsPerRequest: median(cpuSamples[index]).map { $0 / Double(scenario.requests) * 1e6 }, ratioToAsync: ratioToAsync))
+                cpuMicrosecondsPerRequest: median(cpuSamples[index]).map { $0 / Double(scenario.requests) * 1e6 },
+                ratioToAsync: ratioToAsync))
     }
     if let cliMedian {
         rows.append(
