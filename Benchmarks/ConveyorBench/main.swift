@@ -264,6 +264,11 @@ func uploadAsync(_ client: HTTPClient) -> Fetch {
 }
 /// The same 1 MiB sent from the file (`request(method:path:bodyFile:)`, built per request as a
 /// caller would), through the callback API and the async one.
+func uploadChained(_ client: HTTPClient) -> Send {
+    { done in
+        client.enqueue(client.operation(with: frozenUpload, success: { _, _ in done(nil) }, failure: { _, error in done(error) }))
+    }
+}
 func fileUploadCallback(_ client: HTTPClient) -> Fetch {
     {
         let request = try client.request(path: "upload", bodyFile: uploadFile)
@@ -301,6 +306,9 @@ var scenarios = [
             Entry(name: "Conveyor async", isConveyor: true, target: (.rawData, 1.05), fetch: uploadAsync(client)),
             Entry(name: "Conveyor curl callback", isConveyor: true, target: (.curlCLI, 0.70), fetch: uploadCallback(curlClient)),
             Entry(name: "Conveyor curl async", isConveyor: true, target: (.curlCLI, 0.70), fetch: uploadAsync(curlClient)),
+            Entry(
+                name: "Conveyor curl chained", isConveyor: true, target: (.curlCLI, 0.70), fetch: uploadCallback(curlClient),
+                chained: uploadChained(curlClient)),
             Entry(name: "Conveyor curl callback file", isConveyor: true, target: (.curlCLI, 0.70), fetch: fileUploadCallback(curlClient)),
             Entry(name: "Conveyor curl async file", isConveyor: true, target: (.curlCLI, 0.70), fetch: fileUploadAsync(curlClient)),
         ],
