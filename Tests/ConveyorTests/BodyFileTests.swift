@@ -11,7 +11,7 @@ import Testing
 struct BodyFileTests {
     /// `bytes` of a repeating pattern in a file named `name` in `directory`.
     static func file(_ name: String, bytes: Int, in directory: TemporaryDirectory) throws -> (URL, Data) {
-        let data = Data((0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) })
+        let data = FileDownloadTests.pattern(bytes)  // cheap: the cooperative pool runs this test
         let url = directory.url.appendingPathComponent(name)
         try data.write(to: url)
         return (url, data)

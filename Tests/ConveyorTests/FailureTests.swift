@@ -1,4 +1,5 @@
 import Conveyor
+import ConveyorLocking
 import ConveyorTesting
 import Foundation
 import Testing
@@ -66,5 +67,52 @@ struct FailureTests {
             let data = try await client.get("drip", parameters: ["numbytes": 12, "duration": 3.0])
             #expect(data == Data(String(repeating: "*", count: 12).utf8))
         }
+    }
+
+    @Test("curl: waiting for a busy origin's only connection is not idleness; the clock starts with the connection")
+    func queuedForConnection() async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let client = testClient(server, .curl) {
+            $0.maximumConnectionsPerHost = 1
+            $0.maximumConcurrentOperations = 4
+            $0.idleTimeout = 1
+        }
+        // When /ticks arrives (it holds the only connection), the route sends the queued request
+        // itself, so it is queued however late this test's task runs. Then bytes every 0.2 s for
+        // 3 s: never idle for the 1 s limit, yet three limits long.
+        let queued = CompletionProbe()
+        let sentAt = Lock<ContinuousClock.Instant?>(nil)
+        server.route("/ticks") { _ in
+            sentAt.withLock { $0 = .now }
+            client.get("get", success: queued.success, failure: queued.failure)
+            return .init(
+                headers: ["Content-Type": "text/plain"],
+                body: .stream(chunked: true) { writer in
+                    for _ in 0..<15 {
+                        try writer.write(Data("tick\n".utf8))
+                        Thread.sleep(forTimeInterval: 0.2)
+                    }
+                })
+        }
+        #expect(try await client.get("ticks").count == 75)
+        let outcome = await queued.outcome()
+        #expect(outcome.error == nil, "\(String(describing: outcome.error))")
+        let waited = try #require(queued.firstCompletionTime.flatMap { end in sentAt.withLock { $0 }.map { end - $0 } })
+        #expect(waited > .seconds(1.5), "\(waited)")
+        #expect(server.receivedRequests.map(\.path) == ["/ticks", "/get"])
+
+        // Sent while /ticks2 holds the connection, then given it: the server stalls, and the idle
+        // limit applies again.
+        let stalled = CompletionProbe()
+        server.route("/ticks2") { _ in
+            client.get("fault/stall-after-headers", success: stalled.success, failure: stalled.failure)
+            return .text("ok")
+        }
+        _ = try await client.get("ticks2")
+        guard case .timedOut(.idle, let after) = await stalled.outcome().error else {
+            return #expect(Bool(false), "expected an idle timeout")
+        }
+        #expect(after == 1)
     }
 }

@@ -154,10 +154,12 @@ extension HTTPRequestOperation {
     private func idleTimerFired(interval: TimeInterval) {
         let (timer, remaining, waiting) = mutableState.withLock { state in
             let idle = Double(DispatchTime.now().uptimeNanoseconds - state.lastActivity.uptimeNanoseconds) / 1e9
-            return (state.idleTimer, interval - idle, state.task == nil)
+            return (state.idleTimer, interval - idle, state.task == nil || state.awaitsConnection)
         }
         guard let timer else { return }
-        // Waiting between attempts (a retry's backoff) is not idleness of the transfer.
+        // Waiting between attempts (a retry's backoff) is not idleness of the transfer, nor is
+        // waiting for a connection while the origin's connections serve other requests: those
+        // have idle timers of their own, so the queue moves or they fail and free their slot.
         if remaining > 0.001 || waiting {
             timer.schedule(after: max(remaining, interval / 4))
         } else {

@@ -96,6 +96,9 @@ extension HTTPRequestOperation {
         var resourceTimer: DeadlineTimer?
         var retryTimer: DeadlineTimer?
         var lastActivity = DispatchTime.now()
+        /// The current attempt waits for a connection slot (curl transport): the idle timer
+        /// does not count that time.
+        var awaitsConnection = false
         var startDate: Date?
         var startTime: DispatchTime?
         var firstByteTime: DispatchTime?

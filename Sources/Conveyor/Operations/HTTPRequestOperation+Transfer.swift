@@ -38,6 +38,19 @@ final class AttemptDelegate: TransportTaskDelegate {
     func transportDidComplete(response: HTTPResponseHead?, error: (any Error)?) {
         operation.attemptDidComplete(response: response, error: error, attempt: attempt)
     }
+    func transportAwaitsConnection() {
+        operation.mutableState.withLock { state in
+            if state.attempt == attempt { state.awaitsConnection = true }
+        }
+    }
+    func transportDidLeaveConnectionQueue() {
+        operation.mutableState.withLock { state in
+            guard state.attempt == attempt, state.awaitsConnection else { return }
+            state.awaitsConnection = false
+            // The idle time starts now: the queue was not the transfer's silence.
+            state.lastActivity = .now()
+        }
+    }
     var transportWantsPause: Bool {
         operation.mutableState.withLock { state in
             guard state.attempt == attempt, state.task == nil, state.pausesWhenTaskStarts else { return false }
@@ -63,6 +76,7 @@ extension HTTPRequestOperation {
             state.transferMetrics = nil
             state.currentRequest = request
             state.lastActivity = .now()
+            state.awaitsConnection = false
             return (state.transport, state.attempt)
         }
         guard let transport else { return }

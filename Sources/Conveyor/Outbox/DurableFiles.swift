@@ -111,10 +111,13 @@ enum DurableFiles {
     static func forEachName(in directory: URL, _ body: (String) -> Void) throws(Failure) {
         guard let stream = opendir(directory.path) else { throw Failure(url: directory, code: errno) }
         defer { closedir(stream) }
+        // The name is read in place, up to its NUL. Loading `entry.pointee.d_name` would copy the
+        // declared 256 bytes, past the end of readdir's buffer for its last entry: with a few
+        // thousand names, AddressSanitizer reports a heap-buffer-overflow there, and without it
+        // the read can land on an unmapped page (corelibs' Process.run() crashed on exactly that).
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let entry = readdir(stream) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) { String(cString: $0) }
-            }
+            let name = String(cString: UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self))
             if name != "." && name != ".." { body(name) }
         }
     }

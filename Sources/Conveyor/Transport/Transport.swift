@@ -62,9 +62,18 @@ protocol TransportTaskDelegate: AnyObject, Sendable {
     /// reach the task — ``TransportTask/pauseReceiving()`` needs the task, which its owner
     /// stores only once `startTask` returned, and bytes can arrive before then.
     var transportWantsPause: Bool { get }
+    /// The request waits for a connection (all `maximumConnectionsPerHost` of its origin are
+    /// busy, or an HTTP/2 connection is being set up): not idleness, so the idle timeout does
+    /// not run. Called by transports that can tell (the curl transport), before the request
+    /// is queued, and followed by ``transportDidLeaveConnectionQueue()``.
+    func transportAwaitsConnection()
+    /// The request resolves a name, opens a socket or has a connection: idleness counts again.
+    func transportDidLeaveConnectionQueue()
 }
 
 extension TransportTaskDelegate {
+    func transportAwaitsConnection() {}
+    func transportDidLeaveConnectionQueue() {}
     func transportDidCollect(metrics: TransferMetrics) {}
     var transportWantsPause: Bool { false }
 }

@@ -94,7 +94,7 @@ struct OutboxTests {
         server.route("/upload") { request in .text("\(request.bodyLength)", status: 201) }
         let directory = try TemporaryDirectory()
         let source = directory.url.appendingPathComponent("reading.bin")
-        let bytes = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let bytes = FileDownloadTests.pattern(3 << 20)
         try bytes.write(to: source)
         let outbox = try testClient(server, transport).outbox(directory: directory.url.appendingPathComponent("box"))
         let file = try outbox.send(method: .put, path: "upload", fileURL: source)
@@ -386,6 +386,23 @@ struct OutboxTests {
         outbox.settle()
         #expect(directory.names(in: "items").isEmpty && outbox.pendingCount == 0 && outbox.pendingBytes == 0)
         #expect(directory.names(in: "corrupt").contains("notes.txt") && directory.names(in: "corrupt").count == 5)
+    }
+
+    @Test("3,000 pending items are found again on opening: every name read in place (CI runs this under AddressSanitizer)")
+    func manyPendingItems() throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        let client = testClient(server, .curl)
+        let first = try client.outbox(directory: directory.url)
+        // No consumer registered: nothing is delivered, everything stays pending.
+        for index in 0..<3000 { try first.send(method: .post, path: "apply", parameters: ["n": index]) }
+        first.close()
+        // Some 70 bytes per directory entry: readdir's 32 kB buffer fills several times, and each
+        // time its last entry ends near the buffer's end (where a 256-byte copy of the name overran).
+        let second = try client.outbox(directory: directory.url)
+        #expect(second.pendingCount == 3000)
+        second.close()
     }
 
     @Test("Two outboxes on one directory: the second is refused until the first is closed")

@@ -40,6 +40,12 @@
         case caInfoBlob = 40309
         case suppressConnectHeaders = 265
         case maxSendSpeedLarge = 30145
+        case sockoptFunction = 20148
+        case sockoptData = 10149
+        case resolverStartFunction = 20272
+        case resolverStartData = 10273
+        case prereqFunction = 20312
+        case prereqData = 10313
     }
 
     /// The `curl_multi_setopt` options Conveyor uses.

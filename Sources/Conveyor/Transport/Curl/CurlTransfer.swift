@@ -54,6 +54,9 @@
             var needsFreshConnection = false
             /// The consumer asked to stop receiving: the next write callback pauses the transfer.
             var receivePaused = false
+            /// libcurl has resolved, opened a socket or handed over a connection for this run
+            /// of the handle: the request is out of the queue for a connection.
+            var leftConnectionQueue = false
         }
 
         /// Credentials chosen for a challenge, sent with the next attempt.
@@ -143,7 +146,21 @@
                 state.response = nil
                 state.held = nil
                 state.bytesSent = 0
+                state.leftConnectionQueue = false
                 return (state.answer, state.needsFreshConnection)
+            }
+            // Until one of three callbacks says otherwise, the request may be waiting for a
+            // connection (libcurl queues it behind maximumConnectionsPerHost busy ones). Only
+            // with libcurl 7.80 or later, whose prereq callback sees a reused connection too:
+            // without it a request on a reused connection would never count as out of the queue.
+            if curl.setOption(handle, .prereqFunction, function: unsafeBitCast(curlPrereqCallback, to: UnsafeRawPointer.self)) == 0 {
+                curl.setOption(handle, .prereqData, pointer: userData)
+                curl.setOption(
+                    handle, .resolverStartFunction, function: unsafeBitCast(curlResolverStartCallback, to: UnsafeRawPointer.self))
+                curl.setOption(handle, .resolverStartData, pointer: userData)
+                curl.setOption(handle, .sockoptFunction, function: unsafeBitCast(curlSockoptCallback, to: UnsafeRawPointer.self))
+                curl.setOption(handle, .sockoptData, pointer: userData)
+                delegate.transportAwaitsConnection()
             }
             curl.setOption(handle, .url, url.absoluteString)
             if CurlTransport.verbose { curl.setOption(handle, .verbose, 1) }
@@ -309,6 +326,15 @@
             return progress.read
         }
 
+        /// libcurl starts a name lookup, opens a socket, or has a connection for the request.
+        fileprivate func didLeaveConnectionQueue() {
+            let first = state.withLock { state -> Bool in
+                defer { state.leftConnectionQueue = true }
+                return !state.leftConnectionQueue
+            }
+            if first { delegate.transportDidLeaveConnectionQueue() }
+        }
+
         fileprivate func seekBody(to offset: Int64) -> Int32 {
             guard let body = state.withLock({ $0.body }), body.seek(to: offset) else { return CurlConstant.seekCantSeek }
             state.withLock { $0.bytesSent = offset }
@@ -466,4 +492,27 @@
         guard let userData, origin == SEEK_SET else { return CurlConstant.seekCantSeek }
         return Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue().seekBody(to: offset)
     }
+
+    // The three moments a request leaves libcurl's queue for a connection (whichever comes
+    // first): a new name lookup starts, a socket is opened for it, or it has a connection (new
+    // or reused) and its request is about to go. Each answers 0: go on.
+
+    private let curlResolverStartCallback:
+        @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Int32 = {
+            _, _, userData in
+            if let userData { Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue().didLeaveConnectionQueue() }
+            return 0
+        }
+
+    private let curlSockoptCallback: @convention(c) (UnsafeMutableRawPointer?, Int32, Int32) -> Int32 = { userData, _, _ in
+        if let userData { Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue().didLeaveConnectionQueue() }
+        return 0
+    }
+
+    private let curlPrereqCallback:
+        @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int32, Int32) -> Int32 = {
+            userData, _, _, _, _ in
+            if let userData { Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue().didLeaveConnectionQueue() }
+            return 0
+        }
 #endif
