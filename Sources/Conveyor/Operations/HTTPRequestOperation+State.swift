@@ -41,7 +41,11 @@ extension HTTPRequestOperation {
         var currentRequest: URLRequest
         var response: HTTPResponseHead?
         var data = Data()
-        var error: ConveyorError?
+        var error: ConveyorError? {
+            get { errorBox?.value }
+            set { errorBox = newValue.map(ColdBox.init) }
+        }
+        private var errorBox: ColdBox<ConveyorError>?
         var responseObject: UncheckedSendableBox<Any?>?
         var success: Success?
         var failure: Failure?
@@ -52,7 +56,12 @@ extension HTTPRequestOperation {
         var credential = UncheckedSendableBox<URLCredential?>(value: nil)
         var challengeHandler: AuthenticationChallengeHandler?
         var redirectPolicy: RedirectPolicy = .default
-        var retryPolicy: RetryPolicy = .none
+        /// Boxed (72 bytes inline); nil is `.none`.
+        var retryPolicy: RetryPolicy {
+            get { retryPolicyBox?.value ?? .none }
+            set { retryPolicyBox = ColdBox(newValue) }
+        }
+        private var retryPolicyBox: ColdBox<RetryPolicy>?
         var idleTimeout: TimeInterval
         var resourceTimeout: TimeInterval?
         var userInfo: [String: any Sendable] = [:]
@@ -134,11 +143,23 @@ extension HTTPRequestOperation {
         var reportsResponse = false
         var uploadProgressHandler: ProgressHandler?
         var downloadProgressHandler: ProgressHandler?
-        var metrics: OperationMetrics?
+        var metrics: OperationMetrics? {
+            get { metricsBox?.value }
+            set { metricsBox = newValue.map(ColdBox.init) }
+        }
+        private var metricsBox: ColdBox<OperationMetrics>?
         /// What the transport measured of the latest attempt, if it measures.
-        var transferMetrics: TransferMetrics?
+        var transferMetrics: TransferMetrics? {
+            get { transferMetricsBox?.value }
+            set { transferMetricsBox = newValue.map(ColdBox.init) }
+        }
+        private var transferMetricsBox: ColdBox<TransferMetrics>?
         /// A request that could not be built: the operation fails with this as soon as it starts.
-        var preflightError: ConveyorError?
+        var preflightError: ConveyorError? {
+            get { preflightErrorBox?.value }
+            set { preflightErrorBox = newValue.map(ColdBox.init) }
+        }
+        private var preflightErrorBox: ColdBox<ConveyorError>?
         /// Why `cancel` was called; the first reason wins.
         var cancellationReason: ConveyorError.CancellationReason?
         /// The most bytes a body kept in memory may have; nil for no limit.
