@@ -40,6 +40,8 @@ open class HTTPClient: @unchecked Sendable {
     public let operationQueue: OperationQueue
 
     let transport: any Transport
+    /// The configuration's retry and redirect policies, boxed once for every operation to share.
+    let policyBoxes: (retry: ColdBox<RetryPolicy>, redirect: ColdBox<RedirectPolicy>)
     /// The queue and transport of streams (``stream(_:bufferLimit:)``, Server-Sent Events).
     let streams = StreamAllowance()
     /// Where the client's credentials may go (the base URL's origin and the named ones).
@@ -70,6 +72,7 @@ open class HTTPClient: @unchecked Sendable {
         self.configuration = configuration
         self.operationQueue = Self.makeQueue(named: baseURL.host ?? baseURL.absoluteString, configuration: configuration)
         self.transport = TransportFactory.make(for: configuration)
+        self.policyBoxes = (ColdBox(configuration.retryPolicy), ColdBox(configuration.redirectPolicy))
         self.mutableState = Lock(MutableState(defaultHeaders: DefaultHeaderValues.make()))
         self.reachability = Self.startReachability(for: baseURL, configuration: configuration, queue: operationQueue)
     }
@@ -86,6 +89,7 @@ open class HTTPClient: @unchecked Sendable {
         self.configuration = configuration
         self.operationQueue = Self.makeQueue(named: "absolute URLs", configuration: configuration)
         self.transport = TransportFactory.make(for: configuration)
+        self.policyBoxes = (ColdBox(configuration.retryPolicy), ColdBox(configuration.redirectPolicy))
         self.mutableState = Lock(MutableState(defaultHeaders: DefaultHeaderValues.make()))
         self.reachability = nil
     }

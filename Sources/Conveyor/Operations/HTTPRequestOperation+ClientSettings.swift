@@ -53,8 +53,8 @@ extension HTTPRequestOperation {
             state.isUnreachable = { [weak client] in client?.reachabilityStatus == .notReachable }
             let assigned = state.assignedSettings
             if !assigned.contains(.callbackQueue) { state.callbackQueue = configuration.callbackQueue }
-            if !assigned.contains(.redirectPolicy) { state.redirectPolicy = configuration.redirectPolicy }
-            if !assigned.contains(.retryPolicy) { state.retryPolicy = configuration.retryPolicy }
+            if !assigned.contains(.redirectPolicy) { state.redirectPolicyBox = client.policyBoxes.redirect }
+            if !assigned.contains(.retryPolicy) { state.retryPolicyBox = client.policyBoxes.retry }
             if !assigned.contains(.resourceTimeout) { state.resourceTimeout = configuration.resourceTimeout }
             if !assigned.contains(.challengeHandler) { state.challengeHandler = configuration.authenticationChallengeHandler }
             if !assigned.contains(.cache) { state.cache = configuration.cache }

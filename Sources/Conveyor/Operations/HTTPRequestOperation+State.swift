@@ -54,14 +54,24 @@ extension HTTPRequestOperation {
         var acceptableContentTypes: Set<String>?
         var responseSerializer: any ResponseSerializer = DataResponseSerializer()
         var credential = UncheckedSendableBox<URLCredential?>(value: nil)
-        var challengeHandler: AuthenticationChallengeHandler?
-        var redirectPolicy: RedirectPolicy = .default
+        var challengeHandler: AuthenticationChallengeHandler? {
+            get { hooks.challengeHandler }
+            set { hooks.challengeHandler = newValue }
+        }
+        /// Boxed (32 bytes inline); nil is `.default`.
+        var redirectPolicy: RedirectPolicy {
+            get { redirectPolicyBox?.value ?? .default }
+            set { redirectPolicyBox = ColdBox(newValue) }
+        }
+        /// Shared like `retryPolicyBox`.
+        var redirectPolicyBox: ColdBox<RedirectPolicy>?
         /// Boxed (72 bytes inline); nil is `.none`.
         var retryPolicy: RetryPolicy {
             get { retryPolicyBox?.value ?? .none }
             set { retryPolicyBox = ColdBox(newValue) }
         }
-        private var retryPolicyBox: ColdBox<RetryPolicy>?
+        /// A client hands every operation it adopts the same box (no allocation per operation).
+        var retryPolicyBox: ColdBox<RetryPolicy>?
         var idleTimeout: TimeInterval
         var resourceTimeout: TimeInterval?
         var userInfo: [String: any Sendable] = [:]
@@ -121,7 +131,10 @@ extension HTTPRequestOperation {
         /// The consumer of a streamed body (``HTTPStream``); nil without one.
         var bodyChannel: BodyChannel?
         /// Receives each body chunk on the callback queue instead of memory.
-        var chunkHandler: ChunkHandler?
+        var chunkHandler: ChunkHandler? {
+            get { hooks.chunkHandler }
+            set { hooks.chunkHandler = newValue }
+        }
         /// Chunk bytes dispatched to `chunkHandler` and not yet handled; past the limit the
         /// transfer pauses until the callback queue catches up.
         var chunkBytesPending = 0
@@ -137,12 +150,21 @@ extension HTTPRequestOperation {
         /// Completion blocks run on the finishing thread instead of `callbackQueue` (async
         /// callers resume a continuation, which needs no queue hop).
         var deliversInline = false
-        var responseReceivedHandler: ResponseHandler?
+        var responseReceivedHandler: ResponseHandler? {
+            get { hooks.responseReceivedHandler }
+            set { hooks.responseReceivedHandler = newValue }
+        }
         /// Whether the current response is the one delivered (not a redirect being followed):
         /// its head and body go to the hooks and the response block.
         var reportsResponse = false
-        var uploadProgressHandler: ProgressHandler?
-        var downloadProgressHandler: ProgressHandler?
+        var uploadProgressHandler: ProgressHandler? {
+            get { hooks.uploadProgressHandler }
+            set { hooks.uploadProgressHandler = newValue }
+        }
+        var downloadProgressHandler: ProgressHandler? {
+            get { hooks.downloadProgressHandler }
+            set { hooks.downloadProgressHandler = newValue }
+        }
         var metrics: OperationMetrics? {
             get { metricsBox?.value }
             set { metricsBox = newValue.map(ColdBox.init) }
@@ -170,13 +192,38 @@ extension HTTPRequestOperation {
         var cachePolicy: HTTPCache.Policy?
         /// The client's policy.
         var defaultCachePolicy: HTTPCache.Policy = .useProtocolCachePolicy
-        var cacheResponseHandler: CacheResponseHandler?
+        var cacheResponseHandler: CacheResponseHandler? {
+            get { hooks.cacheResponseHandler }
+            set { hooks.cacheResponseHandler = newValue }
+        }
         /// Whether the client's host is known to be unreachable (for `.returnCacheDataWhenUnreachable`).
         var isUnreachable: @Sendable () -> Bool = { false }
         /// Where the current response came from.
         var responseSource: HTTPCache.ResponseSource = .network
         /// An iOS background task held while the operation runs (see `setShouldExecuteAsBackgroundTask`).
         var backgroundTask: BackgroundTaskRequest?
+
+        /// The blocks a caller rarely sets, together behind one pointer: six optional closures
+        /// are 96 bytes inline in every waiting operation.
+        struct Hooks: Sendable {
+            var challengeHandler: AuthenticationChallengeHandler?
+            var chunkHandler: ChunkHandler?
+            var responseReceivedHandler: ResponseHandler?
+            var uploadProgressHandler: ProgressHandler?
+            var downloadProgressHandler: ProgressHandler?
+            var cacheResponseHandler: CacheResponseHandler?
+
+            var isEmpty: Bool {
+                challengeHandler == nil && chunkHandler == nil && responseReceivedHandler == nil && uploadProgressHandler == nil
+                    && downloadProgressHandler == nil && cacheResponseHandler == nil
+            }
+        }
+        private var hooksBox: ColdBox<Hooks>?
+        private var hooks: Hooks {
+            get { hooksBox?.value ?? Hooks() }
+            // A client adopting its settings writes nil to most of these: that allocates nothing.
+            set { hooksBox = newValue.isEmpty ? nil : ColdBox(newValue) }
+        }
 
         init(currentRequest: URLRequest) {
             self.currentRequest = currentRequest
