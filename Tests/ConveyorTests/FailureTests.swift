@@ -69,11 +69,13 @@ struct FailureTests {
         }
     }
 
-    @Test("curl: waiting for a busy origin's only connection is not idleness; the clock starts with the connection")
-    func queuedForConnection() async throws {
+    @Test(
+        "Waiting for a busy origin's only connection is not idleness; the clock starts with the connection",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func queuedForConnection(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let client = testClient(server, .curl) {
+        let client = testClient(server, transport) {
             $0.maximumConnectionsPerHost = 1
             $0.maximumConcurrentOperations = 4
             $0.idleTimeout = 1
@@ -114,5 +116,39 @@ struct FailureTests {
             return #expect(Bool(false), "expected an idle timeout")
         }
         #expect(after == 1)
+    }
+
+    @Test(
+        "A request cancelled while it waits for a connection fails at once as cancelled, and its place is not lost",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func cancelledWhileQueued(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let client = testClient(server, transport) {
+            $0.maximumConnectionsPerHost = 1
+            $0.maximumConcurrentOperations = 4
+        }
+        let held = HeldRoute(server, body: "done")
+        let waiting = CompletionProbe()
+        let first = Task { try await client.get("hold") }
+        await held.arrived()
+        // /hold has the only connection: this one starts, waits for it in the transport, and is
+        // cancelled there.
+        let started = AsyncStream.makeStream(of: Void.self)
+        let queued = client.operation(
+            with: try client.request(method: .get, path: "get"), success: waiting.success, failure: waiting.failure)
+        let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationDidStart, object: queued, queue: nil) { _ in
+            started.continuation.yield()
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        client.enqueue(queued)
+        for await _ in started.stream { break }
+        queued.cancel()
+        guard case .cancelled = await waiting.outcome().error else { return #expect(Bool(false), "expected a cancellation") }
+        held.release()
+        #expect(String(decoding: try await first.value, as: UTF8.self) == "done")
+        // The connection's place went back: the next request is served.
+        _ = try await client.get("get", parameters: ["after": "cancel"])
+        #expect(server.receivedRequests.map(\.path) == ["/hold", "/get"])
     }
 }

@@ -15,12 +15,13 @@ extension HTTPClient {
         /// the requests it builds (`timeoutInterval`), where an operation's
         /// ``HTTPRequestOperation/idleTimeout`` takes it from. Default 60.
         ///
-        /// On the curl transport, time a request spends waiting for a connection — its origin's
+        /// On Linux, time a request spends waiting for a connection — its origin's
         /// ``maximumConnectionsPerHost`` connections all busy with other requests — does not
-        /// count: the clock starts when it resolves, connects or gets a connection. The
-        /// URLSession transport cannot tell when that is, so there the wait counts: with long
-        /// transfers, keep ``maximumConcurrentOperations`` near the connections you allow, or
-        /// raise the idle timeout.
+        /// count: the curl transport starts the clock when libcurl resolves, connects or hands
+        /// over a connection, and the URLSession transport holds such a request back until one
+        /// of its origin's requests ends. On Apple platforms URLSession queues it itself and
+        /// cannot say when it is sent, so there the wait counts: with long transfers, keep
+        /// ``maximumConcurrentOperations`` near the connections you allow, or raise the idle timeout.
         public var idleTimeout: TimeInterval = 60
         /// How many connections the transport opens to one host at most; requests beyond them
         /// wait for a connection. Honoured by both transports (it replaces the session

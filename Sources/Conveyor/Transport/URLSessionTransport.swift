@@ -25,6 +25,10 @@ final class URLSessionTransport: Transport {
     private let additionalHeaders: [(String, String)]
     /// The first of them that fails the header check: every request is refused with it.
     private let invalidAdditionalHeader: String?
+    /// On Linux, requests beyond the connections per host wait here rather than inside corelibs,
+    /// where their idle timer would run (see ``ConnectionAdmission``). Apple's URLSession
+    /// multiplexes HTTP/2 far beyond that limit, so there requests go straight in.
+    private let admission: ConnectionAdmission?
 
     /// - Parameters:
     ///   - configuration: Copied; its `urlCache` is turned off because URLSession on Linux
@@ -48,6 +52,11 @@ final class URLSessionTransport: Transport {
         invalidAdditionalHeader = HeaderCheck.firstInvalidName(in: additionalHeaders)
         configuration.httpAdditionalHeaders = nil
         router = URLSessionDelegateRouter(allowsInvalidCertificates: tls.allowsInvalidCertificates, cookies: cookies)
+        #if canImport(FoundationNetworking)
+            admission = ConnectionAdmission(limit: configuration.httpMaximumConnectionsPerHost)
+        #else
+            admission = nil
+        #endif
         trustError =
             tls.customizesTrust
             ? "custom certificate authorities and public-key pins need the curl transport (HTTPClient.Configuration.transport = .curl, Linux)"
@@ -83,16 +92,28 @@ final class URLSessionTransport: Transport {
         if let error = cookies.stamp(&request) {
             return RefusedTransportTask.refusing(error, delegate: delegate, on: session.delegateQueue)
         }
-        let task: URLSessionTask
-        if let bodyFile {
-            request.httpBodyStream = nil
-            task = session.uploadTask(with: request, fromFile: bodyFile)
-        } else {
-            task = session.dataTask(with: request)
+        let prepared = request
+        let session = session
+        let router = router
+        @Sendable func makeTask(reporting delegate: any TransportTaskDelegate) -> URLSessionTask {
+            let task: URLSessionTask
+            if let bodyFile {
+                var request = prepared
+                request.httpBodyStream = nil
+                task = session.uploadTask(with: request, fromFile: bodyFile)
+            } else {
+                task = session.dataTask(with: prepared)
+            }
+            router.register(delegate, for: task)
+            task.resume()
+            return task
         }
-        router.register(delegate, for: task)
-        task.resume()
-        return URLSessionTransportTask(task: task)
+        guard let admission else { return URLSessionTransportTask(task: makeTask(reporting: delegate)) }
+        let origin = ConnectionAdmission.origin(of: prepared.url)
+        let releasing = AdmissionReleasingDelegate(delegate, admission: admission, origin: origin)
+        let task = AdmittedTransportTask(admission: admission, origin: origin, delegate: delegate, delegateQueue: session.delegateQueue)
+        task.enqueue { makeTask(reporting: releasing) }
+        return task
     }
 
     func invalidate() {

@@ -1,0 +1,208 @@
+import ConveyorLocking
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Lets at most `limit` requests per origin into a transport that cannot say when a queued
+/// request gets its connection (corelibs URLSession on Linux); the rest wait here, in order.
+///
+/// Why: URLSession queues requests beyond `httpMaximumConnectionsPerHost` inside itself, and an
+/// operation's idle timer cannot tell that wait from a silent server — with one connection busy
+/// for 3 s and a 1 s idle limit, the next request failed after 1 s. A request waiting here has
+/// not started: its delegate hears ``TransportTaskDelegate/transportAwaitsConnection()``, and
+/// ``TransportTaskDelegate/transportDidLeaveConnectionQueue()`` when it goes.
+final class ConnectionAdmission: @unchecked Sendable {
+    // @unchecked Sendable: the counts and queues sit behind `state`, one lock; `limit` is immutable.
+
+    private struct Waiting {
+        let id: Int
+        let start: @Sendable () -> Void
+    }
+
+    private struct State {
+        var running: [String: Int] = [:]
+        var waiting: [String: [Waiting]] = [:]
+        var nextID = 0
+    }
+
+    /// Requests per origin at once: the session's connections per host.
+    let limit: Int
+    private let state = Lock(State())
+
+    init(limit: Int) {
+        self.limit = max(1, limit)
+    }
+
+    /// The key requests share a limit under: scheme, host and port, as connections are pooled.
+    static func origin(of url: URL?) -> String {
+        let scheme = url?.scheme?.lowercased() ?? ""
+        let port = url?.port ?? (scheme == "https" ? 443 : 80)
+        return "\(scheme)://\(url?.host?.lowercased() ?? ""):\(port)"
+    }
+
+    /// Runs `start` now if `origin` has a free place, or later, in order, when one frees.
+    /// - Returns: nil when `start` ran; otherwise the ticket ``withdraw(_:from:)`` takes.
+    func admit(_ origin: String, start: @escaping @Sendable () -> Void) -> Int? {
+        let ticket = state.withLock { state -> Int? in
+            if state.running[origin, default: 0] < limit {
+                state.running[origin, default: 0] += 1
+                return nil
+            }
+            state.nextID += 1
+            state.waiting[origin, default: []].append(Waiting(id: state.nextID, start: start))
+            return state.nextID
+        }
+        if ticket == nil { start() }
+        return ticket
+    }
+
+    /// A request of `origin` ended: its place goes to the first one waiting.
+    func release(_ origin: String) {
+        let next = state.withLock { state -> Waiting? in
+            if var queue = state.waiting[origin], !queue.isEmpty {
+                let first = queue.removeFirst()
+                state.waiting[origin] = queue.isEmpty ? nil : queue
+                return first  // the place passes on: `running` stays as it is
+            }
+            let count = state.running[origin, default: 1] - 1
+            state.running[origin] = count > 0 ? count : nil
+            return nil
+        }
+        next?.start()
+    }
+
+    /// Takes a waiting request out of line.
+    /// - Returns: Whether it was still waiting (false: it has started, or was withdrawn).
+    func withdraw(_ ticket: Int, from origin: String) -> Bool {
+        state.withLock { state in
+            guard var queue = state.waiting[origin], let index = queue.firstIndex(where: { $0.id == ticket }) else { return false }
+            queue.remove(at: index)
+            state.waiting[origin] = queue.isEmpty ? nil : queue
+            return true
+        }
+    }
+}
+
+/// A URLSession task that may still be waiting for its place (``ConnectionAdmission``).
+final class AdmittedTransportTask: TransportTask, @unchecked Sendable {
+    // @unchecked Sendable: `phase` is behind one lock; the rest is immutable.
+
+    enum Phase {
+        case waiting(ticket: Int?)
+        case running(URLSessionTask)
+        case cancelled
+    }
+
+    let admission: ConnectionAdmission
+    let origin: String
+    let delegate: any TransportTaskDelegate
+    let delegateQueue: OperationQueue
+    private let phase = Lock(Phase.waiting(ticket: nil))
+
+    init(admission: ConnectionAdmission, origin: String, delegate: any TransportTaskDelegate, delegateQueue: OperationQueue) {
+        self.admission = admission
+        self.origin = origin
+        self.delegate = delegate
+        self.delegateQueue = delegateQueue
+    }
+
+    /// Asks for a place; `makeTask` creates and resumes the URLSession task once there is one.
+    func enqueue(_ makeTask: @escaping @Sendable () -> URLSessionTask) {
+        delegate.transportAwaitsConnection()
+        let ticket = admission.admit(origin) { [self] in
+            let go = phase.withLock { phase -> Bool in
+                if case .cancelled = phase { return false }
+                return true
+            }
+            // Cancelled while its place was being handed over: pass the place on, and complete.
+            guard go else {
+                admission.release(origin)
+                let delegate = delegate
+                delegateQueue.addOperation { delegate.transportDidComplete(response: nil, error: URLError(.cancelled)) }
+                return
+            }
+            delegate.transportDidLeaveConnectionQueue()
+            let task = makeTask()
+            let keep = phase.withLock { phase -> Bool in
+                if case .cancelled = phase { return false }
+                phase = .running(task)
+                return true
+            }
+            if !keep { task.cancel() }
+        }
+        if let ticket {
+            phase.withLock { phase in
+                if case .waiting = phase { phase = .waiting(ticket: ticket) }
+            }
+        }
+    }
+
+    func cancel() {
+        let previous = phase.withLock { phase -> Phase in
+            defer { if case .waiting = phase { phase = .cancelled } }
+            return phase
+        }
+        switch previous {
+        case .running(let task):
+            task.cancel()
+        case .waiting(let ticket?):
+            // Never started: it completes here, as a URLSession task cancelled early would.
+            if admission.withdraw(ticket, from: origin) {
+                let delegate = delegate
+                delegateQueue.addOperation { delegate.transportDidComplete(response: nil, error: URLError(.cancelled)) }
+            }
+        case .waiting(nil), .cancelled:
+            break
+        }
+    }
+
+    #if canImport(FoundationNetworking)
+        // See URLSessionTransportTask: corelibs cannot pause a data task.
+        func pauseReceiving() {}
+        func resumeReceiving() {}
+    #else
+        func pauseReceiving() {
+            if case .running(let task) = phase.withLock({ $0 }) { task.suspend() }
+        }
+        func resumeReceiving() {
+            if case .running(let task) = phase.withLock({ $0 }) { task.resume() }
+        }
+    #endif
+}
+
+/// Forwards a task's events and gives its place back (once) when it completes.
+final class AdmissionReleasingDelegate: TransportTaskDelegate {
+    let wrapped: any TransportTaskDelegate
+    let admission: ConnectionAdmission
+    let origin: String
+    private let released = Lock(false)
+
+    init(_ wrapped: any TransportTaskDelegate, admission: ConnectionAdmission, origin: String) {
+        self.wrapped = wrapped
+        self.admission = admission
+        self.origin = origin
+    }
+
+    func transportDidReceive(response: HTTPResponseHead) { wrapped.transportDidReceive(response: response) }
+    func transportDidReceive(data: Data) { wrapped.transportDidReceive(data: data) }
+    func transportDidSend(bytes: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
+        wrapped.transportDidSend(bytes: bytes, totalBytesSent: totalBytesSent, totalBytesExpectedToSend: totalBytesExpectedToSend)
+    }
+    func transportDisposition(for challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+        wrapped.transportDisposition(for: challenge)
+    }
+    func transportDidCollect(metrics: TransferMetrics) { wrapped.transportDidCollect(metrics: metrics) }
+    func transportDidComplete(response: HTTPResponseHead?, error: (any Error)?) {
+        let first = released.withLock { done -> Bool in
+            defer { done = true }
+            return !done
+        }
+        if first { admission.release(origin) }
+        wrapped.transportDidComplete(response: response, error: error)
+    }
+    var transportWantsPause: Bool { wrapped.transportWantsPause }
+    func transportAwaitsConnection() { wrapped.transportAwaitsConnection() }
+    func transportDidLeaveConnectionQueue() { wrapped.transportDidLeaveConnectionQueue() }
+}
