@@ -95,7 +95,8 @@ struct OperationLifecycleTests {
                 }
             }
             #expect(client.operationQueue.operationCount == 0)
-            client.configuration.callbackQueue.sync {}
+            // Off the cooperative pool: the callback queue is shared by every client of the run.
+            try await offPool { client.configuration.callbackQueue.sync {} }
             #expect(counter.count == 20)
         }
     }

@@ -56,10 +56,11 @@ struct ServerSentEventsTests {
         let seen = connections.entries
         #expect(seen.map(\.lastEventID) == [nil, "2", "3"])
         // The server's retry (0.2 s), not the 30 s default; the upper bound leaves room for a
-        // loaded machine (the whole suite runs in parallel on two cores).
+        // loaded machine (the whole suite runs in parallel on two cores; a fresh clone's run once
+        // delayed the reconnection by 10.8 s).
         if seen.count == 3 {
             let gap = seen[1].at - seen[0].at
-            #expect(gap >= .milliseconds(150) && gap < .seconds(10), "\(gap)")
+            #expect(gap >= .milliseconds(150) && gap < .seconds(25), "\(gap)")
         }
     }
 

@@ -91,7 +91,7 @@ struct ShutdownTests {
             let first = CompletionProbe()
             let second = CompletionProbe()
             // Held by the server until the drain has begun, whatever the machine's load.
-            let held = HeldRoute(server, body: "done")
+            let held = HeldRoute(server, body: "done", fallback: 60)
             let running = client.operation(with: try client.request(method: .get, path: "hold"), success: nil, failure: nil)
             first.attach(to: running)
             let started = AsyncStream.makeStream(of: Void.self)

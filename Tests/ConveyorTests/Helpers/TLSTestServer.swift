@@ -128,6 +128,9 @@ final class TLSTestServer: Sendable {
         config.bind = ["fd://%d" % sock.fileno()]
         config.certfile, config.keyfile = certificate, key
         config.alpn_protocols = ["h2", "http/1.1"]
+        # Connections stay open between a test's requests even when a loaded run delays the
+        # second one by seconds (hypercorn's default, 5 s, closed one: a test saw no reuse).
+        config.keep_alive_timeout = 120
         config.accesslog = None
         config.errorlog = None
         print(sock.getsockname()[1], flush=True)
