@@ -14,11 +14,18 @@ struct ChildProcessTests {
         #expect(extra.allSatisfy { $0 >= 0 })
         // posix_spawn returns once the program is running, so its descriptors can be listed.
         let child = try ChildProcess("/bin/sleep", ["30"], standardOutput: .null)
-        let inherited = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(child.processIdentifier)/fd")
+        // The program may hold a file of its own for a moment as it starts (a locale file): what
+        // must not be there is any of the 2,000 descriptors, which all lead to /dev/null.
+        let directory = "/proc/\(child.processIdentifier)/fd"
+        let listed = try FileManager.default.contentsOfDirectory(atPath: directory).compactMap(Int32.init)
+        let inherited = listed.filter { descriptor in
+            descriptor > 2 && (try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\(descriptor)")) == "/dev/null"
+        }
         child.terminate()
         await child.exited()
         #expect(child.terminatedBySignal && child.terminationStatus == SIGTERM)
-        #expect(inherited.sorted() == ["0", "1", "2"])
+        #expect(Set(listed).isSuperset(of: [0, 1, 2]) && listed.count < 10, "\(listed)")
+        #expect(inherited.isEmpty, "\(inherited)")
     }
 
     @Test("Exit status, the environment given, standard input from a pipe")
