@@ -75,11 +75,7 @@ struct FailureTests {
     func queuedForConnection(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let client = testClient(server, transport) {
-            $0.maximumConnectionsPerHost = 1
-            $0.maximumConcurrentOperations = 4
-            $0.idleTimeout = 1
-        }
+        let client = Self.oneConnectionClient(server, transport) { $0.idleTimeout = 1 }
         // When /ticks arrives (it holds the only connection), the route sends the queued request
         // itself, so it is queued however late this test's task runs. Then bytes every 0.2 s for
         // 3 s: never idle for the 1 s limit, yet three limits long.
@@ -124,10 +120,7 @@ struct FailureTests {
     func cancelledWhileQueued(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let client = testClient(server, transport) {
-            $0.maximumConnectionsPerHost = 1
-            $0.maximumConcurrentOperations = 4
-        }
+        let client = Self.oneConnectionClient(server, transport)
         let held = HeldRoute(server, body: "done")
         let waiting = CompletionProbe()
         let first = Task { try await client.get("hold") }
@@ -150,5 +143,17 @@ struct FailureTests {
         // The connection's place went back: the next request is served.
         _ = try await client.get("get", parameters: ["after": "cancel"])
         #expect(server.receivedRequests.map(\.path) == ["/hold", "/get"])
+    }
+
+    /// A client of `server` with one connection per host and room for more operations, so a
+    /// second request waits inside the transport for the first one's connection.
+    private static func oneConnectionClient(
+        _ server: LocalHTTPServer, _ transport: HTTPClient.TransportKind, configure: (inout HTTPClient.Configuration) -> Void = { _ in }
+    ) -> HTTPClient {
+        testClient(server, transport) {
+            $0.maximumConnectionsPerHost = 1
+            $0.maximumConcurrentOperations = 4
+            configure(&$0)
+        }
     }
 }

@@ -55,7 +55,7 @@ extension HTTPRequestOperation {
         var responseSerializer: any ResponseSerializer = DataResponseSerializer()
         var credential = UncheckedSendableBox<URLCredential?>(value: nil)
         var challengeHandler: AuthenticationChallengeHandler? {
-            get { hooks.challengeHandler }
+            get { hooksBox?.value.challengeHandler }
             set { hooks.challengeHandler = newValue }
         }
         /// Boxed (32 bytes inline); nil is `.default`.
@@ -115,8 +115,8 @@ extension HTTPRequestOperation {
         var resourceTimer: DeadlineTimer?
         var retryTimer: DeadlineTimer?
         var lastActivity = DispatchTime.now()
-        /// The current attempt waits for a connection slot (curl transport): the idle timer
-        /// does not count that time.
+        /// The current attempt waits for a connection (the transport says so: curl, and the
+        /// URLSession transport on Linux): the idle timer does not count that time.
         var awaitsConnection = false
         var startDate: Date?
         var startTime: DispatchTime?
@@ -132,7 +132,7 @@ extension HTTPRequestOperation {
         var bodyChannel: BodyChannel?
         /// Receives each body chunk on the callback queue instead of memory.
         var chunkHandler: ChunkHandler? {
-            get { hooks.chunkHandler }
+            get { hooksBox?.value.chunkHandler }
             set { hooks.chunkHandler = newValue }
         }
         /// Chunk bytes dispatched to `chunkHandler` and not yet handled; past the limit the
@@ -151,18 +151,18 @@ extension HTTPRequestOperation {
         /// callers resume a continuation, which needs no queue hop).
         var deliversInline = false
         var responseReceivedHandler: ResponseHandler? {
-            get { hooks.responseReceivedHandler }
+            get { hooksBox?.value.responseReceivedHandler }
             set { hooks.responseReceivedHandler = newValue }
         }
         /// Whether the current response is the one delivered (not a redirect being followed):
         /// its head and body go to the hooks and the response block.
         var reportsResponse = false
         var uploadProgressHandler: ProgressHandler? {
-            get { hooks.uploadProgressHandler }
+            get { hooksBox?.value.uploadProgressHandler }
             set { hooks.uploadProgressHandler = newValue }
         }
         var downloadProgressHandler: ProgressHandler? {
-            get { hooks.downloadProgressHandler }
+            get { hooksBox?.value.downloadProgressHandler }
             set { hooks.downloadProgressHandler = newValue }
         }
         var metrics: OperationMetrics? {
@@ -193,7 +193,7 @@ extension HTTPRequestOperation {
         /// The client's policy.
         var defaultCachePolicy: HTTPCache.Policy = .useProtocolCachePolicy
         var cacheResponseHandler: CacheResponseHandler? {
-            get { hooks.cacheResponseHandler }
+            get { hooksBox?.value.cacheResponseHandler }
             set { hooks.cacheResponseHandler = newValue }
         }
         /// Whether the client's host is known to be unreachable (for `.returnCacheDataWhenUnreachable`).
@@ -219,6 +219,8 @@ extension HTTPRequestOperation {
             }
         }
         private var hooksBox: ColdBox<Hooks>?
+        /// Written through; read field by field from the box (the getters above), so a read per
+        /// body chunk copies one closure, not six.
         private var hooks: Hooks {
             get { hooksBox?.value ?? Hooks() }
             // A client adopting its settings writes nil to most of these: that allocates nothing.

@@ -42,20 +42,26 @@ final class ConnectionAdmission: @unchecked Sendable {
         return "\(scheme)://\(url?.host?.lowercased() ?? ""):\(port)"
     }
 
-    /// Runs `start` now if `origin` has a free place, or later, in order, when one frees.
-    /// - Returns: nil when `start` ran; otherwise the ticket ``withdraw(_:from:)`` takes.
-    func admit(_ origin: String, start: @escaping @Sendable () -> Void) -> Int? {
-        let ticket = state.withLock { state -> Int? in
-            if state.running[origin, default: 0] < limit {
-                state.running[origin, default: 0] += 1
-                return nil
-            }
+    /// A number naming one request in line, for ``admit(_:ticket:start:)`` and ``withdraw(_:from:)``.
+    func makeTicket() -> Int {
+        state.withLock { state in
             state.nextID += 1
-            state.waiting[origin, default: []].append(Waiting(id: state.nextID, start: start))
             return state.nextID
         }
-        if ticket == nil { start() }
-        return ticket
+    }
+
+    /// Runs `start` now if `origin` has a free place, or later, in order, when one frees.
+    /// The ticket is the caller's before the request is in line, so it can always be withdrawn.
+    func admit(_ origin: String, ticket: Int, start: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.running[origin, default: 0] < limit {
+                state.running[origin, default: 0] += 1
+                return true
+            }
+            state.waiting[origin, default: []].append(Waiting(id: ticket, start: start))
+            return false
+        }
+        if now { start() }
     }
 
     /// A request of `origin` ended: its place goes to the first one waiting.
@@ -90,7 +96,7 @@ final class AdmittedTransportTask: TransportTask, @unchecked Sendable {
     // @unchecked Sendable: `phase` is behind one lock; the rest is immutable.
 
     enum Phase {
-        case waiting(ticket: Int?)
+        case waiting
         case running(URLSessionTask)
         case cancelled
     }
@@ -99,19 +105,22 @@ final class AdmittedTransportTask: TransportTask, @unchecked Sendable {
     let origin: String
     let delegate: any TransportTaskDelegate
     let delegateQueue: OperationQueue
-    private let phase = Lock(Phase.waiting(ticket: nil))
+    /// Its place in line at ``admission``.
+    let ticket: Int
+    private let phase = Lock(Phase.waiting)
 
     init(admission: ConnectionAdmission, origin: String, delegate: any TransportTaskDelegate, delegateQueue: OperationQueue) {
         self.admission = admission
         self.origin = origin
         self.delegate = delegate
         self.delegateQueue = delegateQueue
+        ticket = admission.makeTicket()
     }
 
     /// Asks for a place; `makeTask` creates and resumes the URLSession task once there is one.
     func enqueue(_ makeTask: @escaping @Sendable () -> URLSessionTask) {
         delegate.transportAwaitsConnection()
-        let ticket = admission.admit(origin) { [self] in
+        admission.admit(origin, ticket: ticket) { [self] in
             let go = phase.withLock { phase -> Bool in
                 if case .cancelled = phase { return false }
                 return true
@@ -132,11 +141,6 @@ final class AdmittedTransportTask: TransportTask, @unchecked Sendable {
             }
             if !keep { task.cancel() }
         }
-        if let ticket {
-            phase.withLock { phase in
-                if case .waiting = phase { phase = .waiting(ticket: ticket) }
-            }
-        }
     }
 
     func cancel() {
@@ -147,13 +151,13 @@ final class AdmittedTransportTask: TransportTask, @unchecked Sendable {
         switch previous {
         case .running(let task):
             task.cancel()
-        case .waiting(let ticket?):
+        case .waiting:
             // Never started: it completes here, as a URLSession task cancelled early would.
             if admission.withdraw(ticket, from: origin) {
                 let delegate = delegate
                 delegateQueue.addOperation { delegate.transportDidComplete(response: nil, error: URLError(.cancelled)) }
             }
-        case .waiting(nil), .cancelled:
+        case .cancelled:
             break
         }
     }
