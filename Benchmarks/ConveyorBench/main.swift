@@ -384,13 +384,21 @@ if let tlsBaseURL = server.tlsBaseURL, let authority = server.certificateAuthori
 // "NAME upload" profiles that client's 1 MiB POSTs instead.
 if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.count {
     let wanted = arguments[index + 1]
-    let uploads = scenarios[3].entries.map { Entry(name: $0.name + " upload", isConveyor: $0.isConveyor, fetch: $0.fetch) }
+    let uploads = scenarios[3].entries.map {
+        Entry(name: $0.name + " upload", isConveyor: $0.isConveyor, fetch: $0.fetch, chained: $0.chained)
+    }
     guard let entry = (clients + uploads).first(where: { $0.name == wanted }) else {
         FileHandle.standardError.write(Data("clients: \((clients + uploads).map(\.name).joined(separator: ", "))\n".utf8))
         exit(2)
     }
     try await entry.fetch()
-    let seconds = try await measure(entry.fetch, requests: requestCount, inFlight: option("--in-flight") ?? 1)
+    let inFlight = option("--in-flight") ?? 1
+    let seconds =
+        if let chained = entry.chained {
+            try await measureChained(chained, requests: requestCount, inFlight: inFlight)
+        } else {
+            try await measure(entry.fetch, requests: requestCount, inFlight: inFlight)
+        }
     // On stderr, so perf and callgrind output on stdout stays the tool's own.
     FileHandle.standardError.write(Data(String(format: "%.1f µs/request\n", seconds * 1e6 / Double(requestCount)).utf8))
     server.stop()

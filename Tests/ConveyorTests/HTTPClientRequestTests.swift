@@ -54,6 +54,25 @@ struct HTTPClientRequestTests {
         #expect(client.defaultHeaders["X-Token"] == nil)
     }
 
+    @Test("Requests share the default header fields, yet a change to one request reaches neither the client nor other requests")
+    func defaultHeadersSharedCopyOnWrite() throws {
+        let client = HTTPClient(baseURL: URL(string: "http://example.com/")!)
+        client.setDefaultHeader("X-Team", value: "core")
+        var first = try client.request(method: .get, path: "a")
+        first.setValue("only-here", forHTTPHeaderField: "X-First")
+        first.setValue("changed", forHTTPHeaderField: "X-Team")
+        let second = try client.request(method: .get, path: "a")
+        #expect(first.value(forHTTPHeaderField: "X-First") == "only-here")
+        #expect(second.value(forHTTPHeaderField: "X-First") == nil)
+        #expect(second.value(forHTTPHeaderField: "X-Team") == "core")
+        #expect(client.defaultHeaders["X-First"] == nil)
+        // Headers for one request replace the defaults of the same name in that request alone.
+        let third = try client.request(method: .get, path: "a", headers: ["x-team": "edge"])
+        #expect(third.value(forHTTPHeaderField: "X-Team") == "edge")
+        #expect(try client.request(method: .get, path: "a").value(forHTTPHeaderField: "X-Team") == "core")
+        #expect(second.allHTTPHeaderFields == client.defaultHeaders.dictionary)
+    }
+
     @Test("Accept-Language comes from LANGUAGE, LC_ALL, LC_MESSAGES or LANG; none for the C or POSIX locale")
     func acceptLanguageFromLocale() {
         let languages = DefaultHeaderValues.languages(environment:)

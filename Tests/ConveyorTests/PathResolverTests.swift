@@ -42,6 +42,36 @@ struct PathResolverTests {
         }
     }
 
+    @Test("A client gives the same URL the second time, from its cache, for more paths than the cache holds")
+    func resolvedURLsCached() throws {
+        // 4 x 64 slots' worth of paths: every slot is replaced several times over, so a lookup
+        // must tell its own path from another that hashed to the same slot.
+        let generated = (0..<(4 * ResolvedURLCache.slotCount)).map { "items/\($0)" }
+        for base in Self.bases {
+            let client = HTTPClient(baseURL: try #require(URL(string: base)))
+            let resolver = PathResolver(baseURL: try #require(client.baseURL))
+            for round in 0..<2 {
+                for path in generated + Self.paths {
+                    // What `url(for:)` accepts: an http(s) URL with a host.
+                    let expected = resolver.resolve(path).flatMap { url in
+                        ["http", "https"].contains(url.scheme?.lowercased()) && url.host?.isEmpty == false ? url.absoluteString : nil
+                    }
+                    #expect((try? client.url(for: path))?.absoluteString == expected, "\(base) + \(path), round \(round)")
+                }
+            }
+        }
+        let cache = ResolvedURLCache()
+        let url = try #require(URL(string: "http://example.com/users"))
+        cache.store(url, for: "users")
+        cache.store(url, for: "users?page=2")  // a query: not kept
+        cache.store(url, for: "../users")  // not a plain path: not kept
+        cache.store(url, for: String(repeating: "a", count: ResolvedURLCache.maximumPathLength + 1))
+        #expect(cache.url(for: "users") == url)
+        #expect(cache.url(for: "users?page=2") == nil)
+        #expect(cache.url(for: "../users") == nil)
+        #expect(cache.url(for: String(repeating: "a", count: ResolvedURLCache.maximumPathLength + 1)) == nil)
+    }
+
     @Test("A client resolves through the shortcut to the same URLs")
     func clientUsesResolver() throws {
         let client = HTTPClient(baseURL: try #require(URL(string: "http://example.com/api/v1")))

@@ -24,6 +24,7 @@
         case caPath = 10097
         case noSignal = 99
         case bufferSize = 98
+        case uploadBufferSize = 280
         case acceptEncoding = 10102
         case httpContentDecoding = 158
         case writeData = 10001

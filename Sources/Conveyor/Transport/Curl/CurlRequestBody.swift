@@ -27,6 +27,17 @@
 
         /// The exact size, or nil for a stream of unknown length (sent chunked).
         let length: Int64?
+        /// libcurl's upload buffer for this body (`CURLOPT_UPLOAD_BUFFERSIZE`), or nil for its
+        /// default of 64 kB. Data and file bodies above that are read in pieces of up to 1 MiB:
+        /// a 1 MiB body then goes to the socket in one read callback and one large `send`
+        /// instead of 16 of each, which took a fifth less CPU per 1 MiB POST in
+        /// `conveyor-bench`. Streams keep 64 kB, so a throttled stream stays smooth. The buffer
+        /// lives as long as the transfer: at most 1 MiB per upload in flight.
+        let uploadBufferSize: Int?
+        /// The largest upload buffer a body gets (libcurl accepts 16 kB to 2 MB).
+        static let maximumUploadBufferSize = 1024 * 1024
+        /// libcurl's own upload buffer size, which smaller bodies keep.
+        private static let defaultUploadBufferSize = 64 * 1024
         private let reader: Lock<Reader>
 
         /// - Parameters:
@@ -57,6 +68,13 @@
                 length = Int64(info.st_size)
             case .stream:
                 length = declaredLength
+            }
+            if case .stream = source {
+                uploadBufferSize = nil
+            } else if let length, length > Int64(Self.defaultUploadBufferSize) {
+                uploadBufferSize = Int(min(length, Int64(Self.maximumUploadBufferSize)))
+            } else {
+                uploadBufferSize = nil
             }
             self.reader = Lock(reader)
         }

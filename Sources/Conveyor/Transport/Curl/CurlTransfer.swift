@@ -200,6 +200,7 @@
                 if let body {
                     curl.setOption(handle, .post, 1)
                     curl.setOption(handle, .postFieldSizeLarge, body.length ?? -1)
+                    if let size = body.uploadBufferSize { curl.setOption(handle, .uploadBufferSize, size) }
                     curl.setOption(handle, .readFunction, function: unsafeBitCast(curlReadCallback, to: UnsafeRawPointer.self))
                     curl.setOption(handle, .readData, pointer: userData)
                     curl.setOption(handle, .seekFunction, function: unsafeBitCast(curlSeekCallback, to: UnsafeRawPointer.self))
