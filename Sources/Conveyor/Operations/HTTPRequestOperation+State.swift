@@ -39,14 +39,23 @@ extension HTTPRequestOperation {
     struct MutableState {
         var state: State = .ready
         var currentRequest: URLRequest
-        var response: HTTPResponseHead?
-        var data = Data()
+        var response: HTTPResponseHead? {
+            get { runBox?.response }
+            _modify { yield &run.response }
+        }
+        var data: Data {
+            get { runBox?.data ?? Data() }
+            _modify { yield &run.data }
+        }
         var error: ConveyorError? {
             get { errorBox?.value }
             set { errorBox = newValue.map(ColdBox.init) }
         }
         private var errorBox: ColdBox<ConveyorError>?
-        var responseObject: UncheckedSendableBox<Any?>?
+        var responseObject: UncheckedSendableBox<Any?>? {
+            get { runBox?.responseObject }
+            _modify { yield &run.responseObject }
+        }
         var success: Success?
         var failure: Failure?
         var callbackQueue: DispatchQueue = .conveyorDefaultCallbackQueue
@@ -79,12 +88,21 @@ extension HTTPRequestOperation {
         /// Stamps a credential on every attempt and refreshes it (see ``Authenticator``).
         var authenticator: (any Authenticator)?
         /// What the authenticator stamped on the current attempt; nil when nothing was.
-        var appliedCredentialID: String?
+        var appliedCredentialID: String? {
+            get { runBox?.appliedCredentialID }
+            _modify { yield &run.appliedCredentialID }
+        }
         /// Attempts sent again after a credential refresh: at most one, and not retries.
-        var credentialReplays = 0
+        var credentialReplays: Int {
+            get { runBox?.credentialReplays ?? 0 }
+            _modify { yield &run.credentialReplays }
+        }
         /// Refreshes waited for before one attempt could be stamped; bounded so that an
         /// authenticator whose credentials keep expiring at once cannot loop.
-        var credentialWaits = 0
+        var credentialWaits: Int {
+            get { runBox?.credentialWaits ?? 0 }
+            _modify { yield &run.credentialWaits }
+        }
         /// A consumer asked for a pause before the attempt's task was stored (see `pauseReceiving()`).
         var pausesWhenTaskStarts = false
         /// The transfer paused itself for that request before the task was stored.
@@ -93,39 +111,81 @@ extension HTTPRequestOperation {
         var assignedSettings: ClientSettings = []
         /// The client whose settings the operation took last (weak: a client owns its operations' queue).
         weak var adoptedClient: HTTPClient?
-        var task: (any TransportTask)?
+        var task: (any TransportTask)? {
+            get { runBox?.task }
+            _modify { yield &run.task }
+        }
         /// Numbers transport tasks; events of an older task (one cancelled by pause or
         /// superseded by a retry) are ignored.
-        var attempt = 0
+        var attempt: Int {
+            get { runBox?.attempt ?? 0 }
+            _modify { yield &run.attempt }
+        }
         /// Whether the queue (or the caller) has called `start()`.
         var started = false
         /// Whether a client has enqueued it (an operation runs once).
         var enqueued = false
         /// Set by the first caller of `finish`; every later caller does nothing.
         var completionClaimed = false
-        var redirectCount = 0
+        var redirectCount: Int {
+            get { runBox?.redirectCount ?? 0 }
+            _modify { yield &run.redirectCount }
+        }
         /// Failed attempts that were retried.
-        var retryCount = 0
+        var retryCount: Int {
+            get { runBox?.retryCount ?? 0 }
+            _modify { yield &run.retryCount }
+        }
         /// Body bytes already held (in `data` or the body file) that a `Range` request continues.
         var resumeOffset: Int64 = 0
         /// The `ETag` or `Last-Modified` sent as `If-Range` with that `Range` request.
-        var resumeValidator: String?
+        var resumeValidator: String? {
+            get { runBox?.resumeValidator }
+            _modify { yield &run.resumeValidator }
+        }
         /// Dispatch sources are thread-safe; the box only tells the compiler so.
-        var idleTimer: DeadlineTimer?
-        var resourceTimer: DeadlineTimer?
-        var retryTimer: DeadlineTimer?
+        var idleTimer: DeadlineTimer? {
+            get { runBox?.idleTimer }
+            _modify { yield &run.idleTimer }
+        }
+        var resourceTimer: DeadlineTimer? {
+            get { runBox?.resourceTimer }
+            _modify { yield &run.resourceTimer }
+        }
+        var retryTimer: DeadlineTimer? {
+            get { runBox?.retryTimer }
+            _modify { yield &run.retryTimer }
+        }
         var lastActivity = DispatchTime.now()
         /// The current attempt waits for a connection (the transport says so: curl, and the
         /// URLSession transport on Linux): the idle timer does not count that time.
         var awaitsConnection = false
-        var startDate: Date?
-        var startTime: DispatchTime?
-        var firstByteTime: DispatchTime?
-        var bytesSent: Int64 = 0
+        var startDate: Date? {
+            get { runBox?.startDate }
+            _modify { yield &run.startDate }
+        }
+        var startTime: DispatchTime? {
+            get { runBox?.startTime }
+            _modify { yield &run.startTime }
+        }
+        var firstByteTime: DispatchTime? {
+            get { runBox?.firstByteTime }
+            _modify { yield &run.firstByteTime }
+        }
+        var bytesSent: Int64 {
+            get { runBox?.bytesSent ?? 0 }
+            _modify { yield &run.bytesSent }
+        }
         /// Body bytes of the current response, in memory or in `bodyFile`.
-        var bytesReceived: Int64 = 0
+        var bytesReceived: Int64 {
+            get { runBox?.bytesReceived ?? 0 }
+            _modify { yield &run.bytesReceived }
+        }
         /// Where the current response's body goes when not into `data` (file downloads).
-        var bodyFile: ResponseBodyFile?
+        var bodyFile: ResponseBodyFile? {
+            get { runBox?.bodyFile }
+            _modify { yield &run.bodyFile }
+        }
         /// The caller's `outputStream`, wrapped; nil without one.
         var outputSink: OutputStreamSink?
         /// The consumer of a streamed body (``HTTPStream``); nil without one.
@@ -137,16 +197,31 @@ extension HTTPRequestOperation {
         }
         /// Chunk bytes dispatched to `chunkHandler` and not yet handled; past the limit the
         /// transfer pauses until the callback queue catches up.
-        var chunkBytesPending = 0
+        var chunkBytesPending: Int {
+            get { runBox?.chunkBytesPending ?? 0 }
+            _modify { yield &run.chunkBytesPending }
+        }
         var chunksPaused = false
         /// Whether the current response's body goes to `outputSink` or `bodyChannel` instead of `data`.
         var streamsBody = false
         /// The `Progress` objects, once someone asked for them (see `downloadProgress`).
-        var uploadProgressObject: UncheckedSendableBox<Progress>?
-        var downloadProgressObject: UncheckedSendableBox<Progress>?
+        var uploadProgressObject: UncheckedSendableBox<Progress>? {
+            get { runBox?.uploadProgressObject }
+            _modify { yield &run.uploadProgressObject }
+        }
+        var downloadProgressObject: UncheckedSendableBox<Progress>? {
+            get { runBox?.downloadProgressObject }
+            _modify { yield &run.downloadProgressObject }
+        }
         /// The totals last reported, for a `Progress` created mid-transfer.
-        var uploadExpected: Int64 = -1
-        var downloadExpected: Int64 = -1
+        var uploadExpected: Int64 {
+            get { runBox?.uploadExpected ?? -1 }
+            _modify { yield &run.uploadExpected }
+        }
+        var downloadExpected: Int64 {
+            get { runBox?.downloadExpected ?? -1 }
+            _modify { yield &run.downloadExpected }
+        }
         /// Completion blocks run on the finishing thread instead of `callbackQueue` (async
         /// callers resume a continuation, which needs no queue hop).
         var deliversInline = false
@@ -225,6 +300,21 @@ extension HTTPRequestOperation {
             get { hooksBox?.value ?? Hooks() }
             // A client adopting its settings writes nil to most of these: that allocates nothing.
             set { hooksBox = newValue.isEmpty ? nil : ColdBox(newValue) }
+        }
+
+        /// What a running operation keeps (see ``RunState``); nil until something sets it.
+        private var runBox: RunState?
+        /// Whether the run state was made (an operation still waiting has none).
+        var hasRunState: Bool { runBox != nil }
+        /// The run state, made on first use. The fields above read it through `runBox`, so a
+        /// read on an operation still waiting allocates nothing.
+        private var run: RunState {
+            mutating get {
+                if let runBox { return runBox }
+                let made = RunState()
+                runBox = made
+                return made
+            }
         }
 
         init(currentRequest: URLRequest) {
