@@ -76,6 +76,22 @@ enum QueueDepth {
         if kind == "async" {
             tasks.reserveCapacity(count)
             for _ in 0..<count { tasks.append(Task { _ = try? await client.get("small.json") }) }
+        } else if kind == "async-request" {
+            tasks.reserveCapacity(count)
+            for _ in 0..<count {
+                tasks.append(
+                    Task {
+                        guard let request = try? client.request(method: .get, path: "small.json") else { return }
+                        _ = try? await client.response(for: request, responseSerializer: DataResponseSerializer())
+                    })
+            }
+        } else if kind == "async-response" {
+            // The lowest async layer alone: one shared request, no path resolution or verb.
+            let request = try client.request(method: .get, path: "small.json")
+            tasks.reserveCapacity(count)
+            for _ in 0..<count {
+                tasks.append(Task { _ = try? await client.response(for: request, responseSerializer: DataResponseSerializer()) })
+            }
         } else {
             for _ in 0..<count { client.get("small.json", success: nil, failure: nil) }
         }

@@ -75,10 +75,11 @@ struct FailureTests {
     func queuedForConnection(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let client = Self.oneConnectionClient(server, transport) { $0.idleTimeout = 1 }
+        let client = Self.oneConnectionClient(server, transport) { $0.idleTimeout = 2 }
         // When /ticks arrives (it holds the only connection), the route sends the queued request
         // itself, so it is queued however late this test's task runs. Then bytes every 0.2 s for
-        // 3 s: never idle for the 1 s limit, yet three limits long.
+        // 6 s: never idle for the 2 s limit (room for a stall of the whole suite), yet three
+        // limits long.
         let queued = CompletionProbe()
         let sentAt = Lock<ContinuousClock.Instant?>(nil)
         server.route("/ticks") { _ in
@@ -87,17 +88,17 @@ struct FailureTests {
             return .init(
                 headers: ["Content-Type": "text/plain"],
                 body: .stream(chunked: true) { writer in
-                    for _ in 0..<15 {
+                    for _ in 0..<30 {
                         try writer.write(Data("tick\n".utf8))
                         Thread.sleep(forTimeInterval: 0.2)
                     }
                 })
         }
-        #expect(try await client.get("ticks").count == 75)
+        #expect(try await client.get("ticks").count == 150)
         let outcome = await queued.outcome()
         #expect(outcome.error == nil, "\(String(describing: outcome.error))")
         let waited = try #require(queued.firstCompletionTime.flatMap { end in sentAt.withLock { $0 }.map { end - $0 } })
-        #expect(waited > .seconds(1.5), "\(waited)")
+        #expect(waited > .seconds(3), "\(waited)")
         #expect(server.receivedRequests.map(\.path) == ["/ticks", "/get"])
 
         // Sent while /ticks2 holds the connection, then given it: the server stalls, and the idle
@@ -111,7 +112,7 @@ struct FailureTests {
         guard case .timedOut(.idle, let after) = await stalled.outcome().error else {
             return #expect(Bool(false), "expected an idle timeout")
         }
-        #expect(after == 1)
+        #expect(after == 2)
     }
 
     @Test(

@@ -22,7 +22,7 @@ extension HTTPClient {
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the query; nil for none.
     ///   - type: `Data.self` (the default) for the body as it arrived, or a `Decodable` type to decode it as JSON.
-    ///   - decoder: The decoder for a `Decodable` type; default a plain `JSONDecoder()`.
+    ///   - decoder: The decoder for a `Decodable` type; nil (the default) decodes with a plain `JSONDecoder()`, made only when a value is decoded.
     ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     ///   - uploadProgress: Called as the request body is sent (bytes, total sent, total expected); nil for none.
@@ -30,7 +30,7 @@ extension HTTPClient {
     /// - Returns: The body, or the decoded value.
     /// - Throws: ``ConveyorError``; a body that does not decode is ``ConveyorError/responseSerializationFailed(underlying:response:data:)``.
     public func get<Value: Decodable & Sendable>(
-        _ path: String, parameters: Parameters? = nil, as type: Value.Type = Data.self, decoder: JSONDecoder = JSONDecoder(),
+        _ path: String, parameters: Parameters? = nil, as type: Value.Type = Data.self, decoder: JSONDecoder? = nil,
         headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
         uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
     ) async throws -> Value {
@@ -44,7 +44,7 @@ extension HTTPClient {
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the query; nil for none.
     ///   - type: `Data.self` (the default), or a `Decodable` type to decode the body as JSON.
-    ///   - decoder: The decoder for a `Decodable` type; default a plain `JSONDecoder()`.
+    ///   - decoder: The decoder for a `Decodable` type; nil (the default) decodes with a plain `JSONDecoder()`, made only when a value is decoded.
     ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     ///   - uploadProgress: Called as the request body is sent (bytes, total sent, total expected); nil for none.
@@ -52,7 +52,7 @@ extension HTTPClient {
     /// - Returns: The body, or the decoded value.
     /// - Throws: ``ConveyorError``.
     public func delete<Value: Decodable & Sendable>(
-        _ path: String, parameters: Parameters? = nil, as type: Value.Type = Data.self, decoder: JSONDecoder = JSONDecoder(),
+        _ path: String, parameters: Parameters? = nil, as type: Value.Type = Data.self, decoder: JSONDecoder? = nil,
         headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
         uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
     ) async throws -> Value {
@@ -66,7 +66,7 @@ extension HTTPClient {
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the body; nil for none.
     ///   - type: `Data.self` (the default), or a `Decodable` type to decode the body as JSON.
-    ///   - decoder: The decoder for a `Decodable` type; default a plain `JSONDecoder()`.
+    ///   - decoder: The decoder for a `Decodable` type; nil (the default) decodes with a plain `JSONDecoder()`, made only when a value is decoded.
     ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     ///   - uploadProgress: Called as the request body is sent (bytes, total sent, total expected); nil for none.
@@ -74,7 +74,7 @@ extension HTTPClient {
     /// - Returns: The body, or the decoded value.
     /// - Throws: ``ConveyorError``.
     public func post<Value: Decodable & Sendable>(
-        _ path: String, parameters: Parameters? = nil, as type: Value.Type = Data.self, decoder: JSONDecoder = JSONDecoder(),
+        _ path: String, parameters: Parameters? = nil, as type: Value.Type = Data.self, decoder: JSONDecoder? = nil,
         headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
         uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
     ) async throws -> Value {
@@ -88,7 +88,7 @@ extension HTTPClient {
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the body; nil for none.
     ///   - type: `Data.self` (the default), or a `Decodable` type to decode the body as JSON.
-    ///   - decoder: The decoder for a `Decodable` type; default a plain `JSONDecoder()`.
+    ///   - decoder: The decoder for a `Decodable` type; nil (the default) decodes with a plain `JSONDecoder()`, made only when a value is decoded.
     ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     ///   - uploadProgress: Called as the request body is sent (bytes, total sent, total expected); nil for none.
@@ -96,7 +96,7 @@ extension HTTPClient {
     /// - Returns: The body, or the decoded value.
     /// - Throws: ``ConveyorError``.
     public func put<Value: Decodable & Sendable>(
-        _ path: String, parameters: Parameters? = nil, as type: Value.Type = Data.self, decoder: JSONDecoder = JSONDecoder(),
+        _ path: String, parameters: Parameters? = nil, as type: Value.Type = Data.self, decoder: JSONDecoder? = nil,
         headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
         uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
     ) async throws -> Value {
@@ -110,7 +110,7 @@ extension HTTPClient {
     ///   - path: Resolved against ``baseURL``.
     ///   - parameters: Encoded into the body; nil for none.
     ///   - type: `Data.self` (the default), or a `Decodable` type to decode the body as JSON.
-    ///   - decoder: The decoder for a `Decodable` type; default a plain `JSONDecoder()`.
+    ///   - decoder: The decoder for a `Decodable` type; nil (the default) decodes with a plain `JSONDecoder()`, made only when a value is decoded.
     ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - requestSerializer: Overrides ``requestSerializer`` for this call; nil uses it.
     ///   - uploadProgress: Called as the request body is sent (bytes, total sent, total expected); nil for none.
@@ -118,7 +118,7 @@ extension HTTPClient {
     /// - Returns: The body, or the decoded value.
     /// - Throws: ``ConveyorError``.
     public func patch<Value: Decodable & Sendable>(
-        _ path: String, parameters: Parameters? = nil, as type: Value.Type = Data.self, decoder: JSONDecoder = JSONDecoder(),
+        _ path: String, parameters: Parameters? = nil, as type: Value.Type = Data.self, decoder: JSONDecoder? = nil,
         headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil,
         uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
     ) async throws -> Value {
@@ -132,7 +132,7 @@ extension HTTPClient {
     ///   - path: Resolved against ``baseURL``.
     ///   - body: Encoded by the `requestSerializer` argument, or by the client's ``requestSerializer`` when nil.
     ///   - type: `Data.self` (the default), or a `Decodable` type to decode the response body as JSON.
-    ///   - decoder: The decoder for a `Decodable` type; default a plain `JSONDecoder()`.
+    ///   - decoder: The decoder for a `Decodable` type; nil (the default) decodes with a plain `JSONDecoder()`, made only when a value is decoded.
     ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - requestSerializer: For example ``RequestSerializer/json``; nil uses ``requestSerializer``.
     ///   - uploadProgress: Called as the request body is sent (bytes, total sent, total expected); nil for none.
@@ -140,7 +140,7 @@ extension HTTPClient {
     /// - Returns: The response body, or the decoded value.
     /// - Throws: ``ConveyorError``.
     public func post<Body: Encodable, Value: Decodable & Sendable>(
-        _ path: String, body: Body, as type: Value.Type = Data.self, decoder: JSONDecoder = JSONDecoder(), headers: HTTPHeaders = [:],
+        _ path: String, body: Body, as type: Value.Type = Data.self, decoder: JSONDecoder? = nil, headers: HTTPHeaders = [:],
         requestSerializer: (any RequestSerializer)? = nil,
         uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
     ) async throws -> Value {
@@ -154,7 +154,7 @@ extension HTTPClient {
     ///   - path: Resolved against ``baseURL``.
     ///   - body: Encoded by the `requestSerializer` argument, or by the client's ``requestSerializer`` when nil.
     ///   - type: `Data.self` (the default), or a `Decodable` type to decode the response body as JSON.
-    ///   - decoder: The decoder for a `Decodable` type; default a plain `JSONDecoder()`.
+    ///   - decoder: The decoder for a `Decodable` type; nil (the default) decodes with a plain `JSONDecoder()`, made only when a value is decoded.
     ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - requestSerializer: For example ``RequestSerializer/json``; nil uses ``requestSerializer``.
     ///   - uploadProgress: Called as the request body is sent (bytes, total sent, total expected); nil for none.
@@ -162,7 +162,7 @@ extension HTTPClient {
     /// - Returns: The response body, or the decoded value.
     /// - Throws: ``ConveyorError``.
     public func put<Body: Encodable, Value: Decodable & Sendable>(
-        _ path: String, body: Body, as type: Value.Type = Data.self, decoder: JSONDecoder = JSONDecoder(), headers: HTTPHeaders = [:],
+        _ path: String, body: Body, as type: Value.Type = Data.self, decoder: JSONDecoder? = nil, headers: HTTPHeaders = [:],
         requestSerializer: (any RequestSerializer)? = nil,
         uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
     ) async throws -> Value {
@@ -176,7 +176,7 @@ extension HTTPClient {
     ///   - path: Resolved against ``baseURL``.
     ///   - body: Encoded by the `requestSerializer` argument, or by the client's ``requestSerializer`` when nil.
     ///   - type: `Data.self` (the default), or a `Decodable` type to decode the response body as JSON.
-    ///   - decoder: The decoder for a `Decodable` type; default a plain `JSONDecoder()`.
+    ///   - decoder: The decoder for a `Decodable` type; nil (the default) decodes with a plain `JSONDecoder()`, made only when a value is decoded.
     ///   - headers: Headers for this request alone, replacing default headers of the same name; default none.
     ///   - requestSerializer: For example ``RequestSerializer/json``; nil uses ``requestSerializer``.
     ///   - uploadProgress: Called as the request body is sent (bytes, total sent, total expected); nil for none.
@@ -184,7 +184,7 @@ extension HTTPClient {
     /// - Returns: The response body, or the decoded value.
     /// - Throws: ``ConveyorError``.
     public func patch<Body: Encodable, Value: Decodable & Sendable>(
-        _ path: String, body: Body, as type: Value.Type = Data.self, decoder: JSONDecoder = JSONDecoder(), headers: HTTPHeaders = [:],
+        _ path: String, body: Body, as type: Value.Type = Data.self, decoder: JSONDecoder? = nil, headers: HTTPHeaders = [:],
         requestSerializer: (any RequestSerializer)? = nil,
         uploadProgress: HTTPRequestOperation.ProgressHandler? = nil, downloadProgress: HTTPRequestOperation.ProgressHandler? = nil
     ) async throws -> Value {
@@ -195,24 +195,18 @@ extension HTTPClient {
 
     /// The one path of the verbs: the body as it arrived for `Data`, else decoded as JSON.
     func value<Value: Decodable & Sendable>(
-        of request: URLRequest, as type: Value.Type, decoder: JSONDecoder,
+        of request: URLRequest, as type: Value.Type, decoder: JSONDecoder?,
         uploadProgress: HTTPRequestOperation.ProgressHandler?, downloadProgress: HTTPRequestOperation.ProgressHandler?
     ) async throws -> Value {
         let configure = { (operation: HTTPRequestOperation) in
             operation.setProgressBlocks(upload: uploadProgress, download: downloadProgress)
         }
-        if let data = try await rawBody(of: request, as: type, configure: configure) { return data }
+        if type == Data.self {
+            return try await response(for: request, responseSerializer: DataResponseSerializer(), configure: configure).data as! Value
+        }
         return try await response(
-            for: request, responseSerializer: DecodableResponseSerializer<Value>(decoder: decoder), configure: configure
+            for: request, responseSerializer: DecodableResponseSerializer<Value>(decoder: decoder ?? JSONDecoder()), configure: configure
         )
         .value
-    }
-
-    /// The body as it arrived when `type` is `Data`; nil otherwise.
-    private func rawBody<Value>(of request: URLRequest, as type: Value.Type, configure: (HTTPRequestOperation) -> Void) async throws
-        -> Value?
-    {
-        guard type == Data.self else { return nil }
-        return try await response(for: request, responseSerializer: DataResponseSerializer(), configure: configure).data as? Value
     }
 }

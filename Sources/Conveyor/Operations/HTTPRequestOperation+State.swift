@@ -48,10 +48,9 @@ extension HTTPRequestOperation {
             _modify { yield &run.data }
         }
         var error: ConveyorError? {
-            get { errorBox?.value }
-            set { errorBox = newValue.map(ColdBox.init) }
+            get { runBox?.errorBox?.value }
+            set { if newValue != nil || runBox != nil { run.errorBox = newValue.map(ColdBox.init) } }
         }
-        private var errorBox: ColdBox<ConveyorError>?
         var responseObject: UncheckedSendableBox<Any?>? {
             get { runBox?.responseObject }
             _modify { yield &run.responseObject }
@@ -137,7 +136,10 @@ extension HTTPRequestOperation {
             _modify { yield &run.retryCount }
         }
         /// Body bytes already held (in `data` or the body file) that a `Range` request continues.
-        var resumeOffset: Int64 = 0
+        var resumeOffset: Int64 {
+            get { runBox?.resumeOffset ?? 0 }
+            _modify { yield &run.resumeOffset }
+        }
         /// The `ETag` or `Last-Modified` sent as `If-Range` with that `Range` request.
         var resumeValidator: String? {
             get { runBox?.resumeValidator }
@@ -156,10 +158,16 @@ extension HTTPRequestOperation {
             get { runBox?.retryTimer }
             _modify { yield &run.retryTimer }
         }
-        var lastActivity = DispatchTime.now()
+        var lastActivity: DispatchTime {
+            get { runBox?.lastActivity ?? .now() }
+            _modify { yield &run.lastActivity }
+        }
         /// The current attempt waits for a connection (the transport says so: curl, and the
         /// URLSession transport on Linux): the idle timer does not count that time.
-        var awaitsConnection = false
+        var awaitsConnection: Bool {
+            get { runBox?.awaitsConnection ?? false }
+            _modify { yield &run.awaitsConnection }
+        }
         var startDate: Date? {
             get { runBox?.startDate }
             _modify { yield &run.startDate }
@@ -201,7 +209,10 @@ extension HTTPRequestOperation {
             get { runBox?.chunkBytesPending ?? 0 }
             _modify { yield &run.chunkBytesPending }
         }
-        var chunksPaused = false
+        var chunksPaused: Bool {
+            get { runBox?.chunksPaused ?? false }
+            _modify { yield &run.chunksPaused }
+        }
         /// Whether the current response's body goes to `outputSink` or `bodyChannel` instead of `data`.
         var streamsBody = false
         /// The `Progress` objects, once someone asked for them (see `downloadProgress`).
@@ -241,24 +252,24 @@ extension HTTPRequestOperation {
             set { hooks.downloadProgressHandler = newValue }
         }
         var metrics: OperationMetrics? {
-            get { metricsBox?.value }
-            set { metricsBox = newValue.map(ColdBox.init) }
+            get { runBox?.metricsBox?.value }
+            set { if newValue != nil || runBox != nil { run.metricsBox = newValue.map(ColdBox.init) } }
         }
-        private var metricsBox: ColdBox<OperationMetrics>?
         /// What the transport measured of the latest attempt, if it measures.
         var transferMetrics: TransferMetrics? {
-            get { transferMetricsBox?.value }
-            set { transferMetricsBox = newValue.map(ColdBox.init) }
+            get { runBox?.transferMetricsBox?.value }
+            set { if newValue != nil || runBox != nil { run.transferMetricsBox = newValue.map(ColdBox.init) } }
         }
-        private var transferMetricsBox: ColdBox<TransferMetrics>?
         /// A request that could not be built: the operation fails with this as soon as it starts.
         var preflightError: ConveyorError? {
-            get { preflightErrorBox?.value }
-            set { preflightErrorBox = newValue.map(ColdBox.init) }
+            get { runBox?.preflightErrorBox?.value }
+            set { if newValue != nil || runBox != nil { run.preflightErrorBox = newValue.map(ColdBox.init) } }
         }
-        private var preflightErrorBox: ColdBox<ConveyorError>?
         /// Why `cancel` was called; the first reason wins.
-        var cancellationReason: ConveyorError.CancellationReason?
+        var cancellationReason: ConveyorError.CancellationReason? {
+            get { runBox?.cancellationReason }
+            _modify { yield &run.cancellationReason }
+        }
         /// The most bytes a body kept in memory may have; nil for no limit.
         var maximumResponseSize: Int64? = HTTPRequestOperation.defaultMaximumResponseSize
         /// The cache attempts go through; nil sends every attempt to the network.
@@ -274,9 +285,15 @@ extension HTTPRequestOperation {
         /// Whether the client's host is known to be unreachable (for `.returnCacheDataWhenUnreachable`).
         var isUnreachable: @Sendable () -> Bool = { false }
         /// Where the current response came from.
-        var responseSource: HTTPCache.ResponseSource = .network
+        var responseSource: HTTPCache.ResponseSource {
+            get { runBox?.responseSource ?? .network }
+            _modify { yield &run.responseSource }
+        }
         /// An iOS background task held while the operation runs (see `setShouldExecuteAsBackgroundTask`).
-        var backgroundTask: BackgroundTaskRequest?
+        var backgroundTask: BackgroundTaskRequest? {
+            get { runBox?.backgroundTask }
+            _modify { yield &run.backgroundTask }
+        }
 
         /// The blocks a caller rarely sets, together behind one pointer: six optional closures
         /// are 96 bytes inline in every waiting operation.

@@ -12,7 +12,7 @@ import Foundation
 /// 307/308 keep their body on every platform) and never caches (Conveyor's own cache does).
 /// `URLSessionTransport` and (on Linux) `CurlTransport` implement it; ``TransportFactory``
 /// picks one per client from ``HTTPClient/Configuration/transport``.
-protocol Transport: Sendable {
+protocol Transport: AnyObject, Sendable {
     /// Starts sending `request`. Events for the task go to `delegate`, serially.
     /// - Parameters:
     ///   - request: The request; its `httpBody` (or body stream) is the body unless `bodyFile` is set.
