@@ -51,6 +51,44 @@ struct BodyFileTests {
         #expect(FileManager.default.fileExists(atPath: url.path))
     }
 
+    @Test("Its body stream is the file to any reader: read directly, and sent by a plain URLSession; a file gone reports an error")
+    func streamReadsTheFile() async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        server.route("/upload") { request in .text("received \(request.bodyLength)") }
+        let directory = try TemporaryDirectory()
+        let (url, data) = try Self.file("notes.txt", bytes: 300 * 1024 + 5, in: directory)
+        let client = testClient(server, .curl)
+
+        let stream = try #require(try client.request(path: "upload", bodyFile: url).httpBodyStream)
+        stream.open()
+        var read = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = stream.read(&buffer, maxLength: buffer.count)
+            if count <= 0 {
+                #expect(count == 0)
+                break
+            }
+            read.append(buffer, count: count)
+        }
+        stream.close()
+        #expect(read == data)
+        #expect(stream.streamStatus == .closed)
+
+        // The request as built, handed to URLSession itself rather than to Conveyor.
+        let (body, _) = try await URLSession.shared.data(for: try client.request(path: "upload", bodyFile: url))
+        #expect(String(decoding: body, as: UTF8.self) == "received \(data.count)")
+        #expect(server.receivedRequests.last?.body == data)
+
+        let gone = try #require(try client.request(path: "upload", bodyFile: url).httpBodyStream)
+        try FileManager.default.removeItem(at: url)
+        gone.open()
+        #expect(gone.streamStatus == .error)
+        #expect((gone.streamError as? POSIXError)?.code == .ENOENT)
+        #expect(gone.read(&buffer, maxLength: buffer.count) == -1)
+    }
+
     @Test("A 307 redirect sends the file again from its start", arguments: HTTPClient.TransportKind.testedKinds)
     func redirected(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()

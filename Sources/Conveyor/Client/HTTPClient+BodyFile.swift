@@ -38,7 +38,7 @@ extension HTTPClient {
             request.setHeader(type, for: "Content-Type")
         }
         request.setHeader(String(length), for: "Content-Length")
-        guard let stream = InputStream(url: fileURL) else { throw ConveyorError.bodyFileFailed(reason: .fileNotReadable(fileURL)) }
+        let stream = BodyFileStream(fileURL: fileURL)
         // The stream is how the request carries the file; the operation finds the file through
         // it and hands the file itself to the transport (an exact length, not chunked).
         request.httpBodyStream = stream

@@ -56,11 +56,8 @@ extension HTTPClient {
         if let throttle = form.throttle {
             stream = ThrottledInputStream(
                 source: .file(file), length: form.contentLength, packetSize: throttle.packetSize, delay: throttle.delay)
-        } else if let fileStream = InputStream(url: file) {
-            stream = fileStream
         } else {
-            try? FileManager.default.removeItem(at: file)
-            throw ConveyorError.multipartEncodingFailed(reason: .fileNotReadable(file))
+            stream = BodyFileStream(fileURL: file)
         }
         request.httpBodyStream = stream
         UploadBodyFiles.shared.register(stream, file: file, isTemporary: true, uploadsFromFile: form.throttle == nil)

@@ -194,7 +194,8 @@ extension HTTPClient {
     }
 
     /// The one path of the verbs: the body as it arrived for `Data`, else decoded as JSON.
-    func value<Value: Decodable & Sendable>(
+    // Inlined into each verb, for the reason `response(for:responseSerializer:configure:)` is.
+    @inline(__always) func value<Value: Decodable & Sendable>(
         of request: URLRequest, as type: Value.Type, decoder: JSONDecoder?,
         uploadProgress: HTTPRequestOperation.ProgressHandler?, downloadProgress: HTTPRequestOperation.ProgressHandler?
     ) async throws -> Value {

@@ -136,11 +136,10 @@ extension Outbox {
         let bodyURL = name.url(.body, in: itemsDirectory)
         if length <= configuration.inMemoryBodyLimit {
             request.httpBody = try Data(contentsOf: bodyURL)
-        } else if let stream = InputStream(url: bodyURL) {
+        } else {
+            let stream = BodyFileStream(fileURL: bodyURL)
             request.httpBodyStream = stream
             UploadBodyFiles.shared.register(stream, file: bodyURL, isTemporary: false)
-        } else {
-            throw ConveyorError.outboxFailed(reason: .bodyFileUnreadable(bodyURL))
         }
         return request
     }
