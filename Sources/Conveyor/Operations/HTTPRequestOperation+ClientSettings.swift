@@ -50,7 +50,6 @@ extension HTTPRequestOperation {
             state.adoptedClient = client
             state.transport = client.transport
             state.defaultCachePolicy = configuration.cachePolicy
-            state.isUnreachable = { [weak client] in client?.reachabilityStatus == .notReachable }
             let assigned = state.assignedSettings
             if !assigned.contains(.callbackQueue) { state.callbackQueue = configuration.callbackQueue }
             if !assigned.contains(.redirectPolicy) { state.redirectPolicyBox = client.policyBoxes.redirect }

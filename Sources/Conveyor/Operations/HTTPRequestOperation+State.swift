@@ -37,7 +37,6 @@ extension HTTPRequestOperation {
 
     /// Every mutable property of an operation, guarded together by `mutableState`.
     struct MutableState {
-        var state: State = .ready
         var currentRequest: URLRequest
         var response: HTTPResponseHead? {
             get { runBox?.response }
@@ -81,7 +80,6 @@ extension HTTPRequestOperation {
         /// A client hands every operation it adopts the same box (no allocation per operation).
         var retryPolicyBox: ColdBox<RetryPolicy>?
         var idleTimeout: TimeInterval
-        var resourceTimeout: TimeInterval?
         var userInfo: [String: any Sendable] = [:]
         var transport: any Transport = TransportFactory.shared
         /// Stamps a credential on every attempt and refreshes it (see ``Authenticator``).
@@ -102,10 +100,6 @@ extension HTTPRequestOperation {
             get { runBox?.credentialWaits ?? 0 }
             _modify { yield &run.credentialWaits }
         }
-        /// A consumer asked for a pause before the attempt's task was stored (see `pauseReceiving()`).
-        var pausesWhenTaskStarts = false
-        /// The transfer paused itself for that request before the task was stored.
-        var pausedBeforeTask = false
         /// The client-inheritable settings assigned on the operation itself; a client leaves them alone.
         var assignedSettings: ClientSettings = []
         /// The client whose settings the operation took last (weak: a client owns its operations' queue).
@@ -120,12 +114,6 @@ extension HTTPRequestOperation {
             get { runBox?.attempt ?? 0 }
             _modify { yield &run.attempt }
         }
-        /// Whether the queue (or the caller) has called `start()`.
-        var started = false
-        /// Whether a client has enqueued it (an operation runs once).
-        var enqueued = false
-        /// Set by the first caller of `finish`; every later caller does nothing.
-        var completionClaimed = false
         var redirectCount: Int {
             get { runBox?.redirectCount ?? 0 }
             _modify { yield &run.redirectCount }
@@ -213,8 +201,6 @@ extension HTTPRequestOperation {
             get { runBox?.chunksPaused ?? false }
             _modify { yield &run.chunksPaused }
         }
-        /// Whether the current response's body goes to `outputSink` or `bodyChannel` instead of `data`.
-        var streamsBody = false
         /// The `Progress` objects, once someone asked for them (see `downloadProgress`).
         var uploadProgressObject: UncheckedSendableBox<Progress>? {
             get { runBox?.uploadProgressObject }
@@ -233,16 +219,10 @@ extension HTTPRequestOperation {
             get { runBox?.downloadExpected ?? -1 }
             _modify { yield &run.downloadExpected }
         }
-        /// Completion blocks run on the finishing thread instead of `callbackQueue` (async
-        /// callers resume a continuation, which needs no queue hop).
-        var deliversInline = false
         var responseReceivedHandler: ResponseHandler? {
             get { hooksBox?.value.responseReceivedHandler }
             set { hooks.responseReceivedHandler = newValue }
         }
-        /// Whether the current response is the one delivered (not a redirect being followed):
-        /// its head and body go to the hooks and the response block.
-        var reportsResponse = false
         var uploadProgressHandler: ProgressHandler? {
             get { hooksBox?.value.uploadProgressHandler }
             set { hooks.uploadProgressHandler = newValue }
@@ -270,20 +250,12 @@ extension HTTPRequestOperation {
             get { runBox?.cancellationReason }
             _modify { yield &run.cancellationReason }
         }
-        /// The most bytes a body kept in memory may have; nil for no limit.
-        var maximumResponseSize: Int64? = HTTPRequestOperation.defaultMaximumResponseSize
         /// The cache attempts go through; nil sends every attempt to the network.
         var cache: HTTPCache?
-        /// The policy set on the operation itself; nil falls back to the request's, then `defaultCachePolicy`.
-        var cachePolicy: HTTPCache.Policy?
-        /// The client's policy.
-        var defaultCachePolicy: HTTPCache.Policy = .useProtocolCachePolicy
         var cacheResponseHandler: CacheResponseHandler? {
             get { hooksBox?.value.cacheResponseHandler }
             set { hooks.cacheResponseHandler = newValue }
         }
-        /// Whether the client's host is known to be unreachable (for `.returnCacheDataWhenUnreachable`).
-        var isUnreachable: @Sendable () -> Bool = { false }
         /// Where the current response came from.
         var responseSource: HTTPCache.ResponseSource {
             get { runBox?.responseSource ?? .network }
@@ -333,6 +305,34 @@ extension HTTPRequestOperation {
                 return made
             }
         }
+
+        // The small fields last, together: between 8-byte fields each would take 8 bytes.
+        var resourceTimeout: TimeInterval?
+        /// The most bytes a body kept in memory may have; nil for no limit.
+        var maximumResponseSize: Int64? = HTTPRequestOperation.defaultMaximumResponseSize
+        var state: State = .ready
+        /// A consumer asked for a pause before the attempt's task was stored (see `pauseReceiving()`).
+        var pausesWhenTaskStarts = false
+        /// The transfer paused itself for that request before the task was stored.
+        var pausedBeforeTask = false
+        /// Whether the queue (or the caller) has called `start()`.
+        var started = false
+        /// Whether a client has enqueued it (an operation runs once).
+        var enqueued = false
+        /// Set by the first caller of `finish`; every later caller does nothing.
+        var completionClaimed = false
+        /// Whether the current response's body goes to `outputSink` or `bodyChannel` instead of `data`.
+        var streamsBody = false
+        /// Completion blocks run on the finishing thread instead of `callbackQueue` (async
+        /// callers resume a continuation, which needs no queue hop).
+        var deliversInline = false
+        /// Whether the current response is the one delivered (not a redirect being followed):
+        /// its head and body go to the hooks and the response block.
+        var reportsResponse = false
+        /// The policy set on the operation itself; nil falls back to the request's, then `defaultCachePolicy`.
+        var cachePolicy: HTTPCache.Policy?
+        /// The client's policy.
+        var defaultCachePolicy: HTTPCache.Policy = .useProtocolCachePolicy
 
         init(currentRequest: URLRequest) {
             self.currentRequest = currentRequest

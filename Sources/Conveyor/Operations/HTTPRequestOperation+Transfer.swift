@@ -136,7 +136,8 @@ extension HTTPRequestOperation {
             guard let cache = state.cache else { return nil }
             let policy = state.cachePolicy ?? HTTPCache.Policy(request.cachePolicy) ?? state.defaultCachePolicy
             let options = HTTPCacheOptions(
-                policy: policy, responseHandler: state.cacheResponseHandler, isUnreachable: state.isUnreachable,
+                policy: policy, responseHandler: state.cacheResponseHandler,
+                isUnreachable: { [weak client = state.adoptedClient] in client?.reachabilityStatus == .notReachable },
                 reportSource: { [weak self] source in
                     self?.mutableState.withLock { if $0.attempt == attempt { $0.responseSource = source } }
                 })
