@@ -51,6 +51,28 @@ struct BodyFileTests {
         #expect(FileManager.default.fileExists(atPath: url.path))
     }
 
+    @Test(
+        "Bodies around the upload buffer's bounds (64 kB, 1 MiB) arrive byte for byte, from Data and from a file",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func uploadBufferBounds(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        server.route("/upload") { request in .text("received \(request.bodyLength)") }
+        let directory = try TemporaryDirectory()
+        let client = testClient(server, transport)
+        for size in [64 * 1024 - 1, 64 * 1024, 64 * 1024 + 1, 1024 * 1024, 1024 * 1024 + 1, 2 * 1024 * 1024 + 3] {
+            let (url, data) = try Self.file("body-\(size).bin", bytes: size, in: directory)
+            var inMemory = try client.request(method: .post, path: "upload")
+            inMemory.httpBody = data
+            let fromFile = try client.request(path: "upload", bodyFile: url)
+            for request in [inMemory, fromFile] {
+                let response = try await client.response(for: request, responseSerializer: StringResponseSerializer())
+                #expect(response.value == "received \(size)")
+                #expect(server.receivedRequests.last?.body == data, "\(size) bytes")
+            }
+        }
+    }
+
     @Test("Its body stream is the file to any reader: read directly, and sent by a plain URLSession; a file gone reports an error")
     func streamReadsTheFile() async throws {
         let server = try LocalHTTPServer.started()

@@ -202,6 +202,8 @@ extension HTTPClient {
         let configure = { (operation: HTTPRequestOperation) in
             operation.setProgressBlocks(upload: uploadProgress, download: downloadProgress)
         }
+        // Both awaits in this one function: a helper for the `Data` case was one more async frame
+        // kept in the task while the call waits. `Value` is `Data` here, so the cast cannot fail.
         if type == Data.self {
             return try await response(for: request, responseSerializer: DataResponseSerializer(), configure: configure).data as! Value
         }
