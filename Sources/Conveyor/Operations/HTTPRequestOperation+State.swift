@@ -48,7 +48,7 @@ extension HTTPRequestOperation {
         }
         var error: ConveyorError? {
             get { runBox?.errorBox?.value }
-            set { if newValue != nil || runBox != nil { run.errorBox = newValue.map(ColdBox.init) } }
+            set { setBoxed(\.errorBox, newValue) }
         }
         var responseObject: UncheckedSendableBox<Any?>? {
             get { runBox?.responseObject }
@@ -233,17 +233,17 @@ extension HTTPRequestOperation {
         }
         var metrics: OperationMetrics? {
             get { runBox?.metricsBox?.value }
-            set { if newValue != nil || runBox != nil { run.metricsBox = newValue.map(ColdBox.init) } }
+            set { setBoxed(\.metricsBox, newValue) }
         }
         /// What the transport measured of the latest attempt, if it measures.
         var transferMetrics: TransferMetrics? {
             get { runBox?.transferMetricsBox?.value }
-            set { if newValue != nil || runBox != nil { run.transferMetricsBox = newValue.map(ColdBox.init) } }
+            set { setBoxed(\.transferMetricsBox, newValue) }
         }
         /// A request that could not be built: the operation fails with this as soon as it starts.
         var preflightError: ConveyorError? {
             get { runBox?.preflightErrorBox?.value }
-            set { if newValue != nil || runBox != nil { run.preflightErrorBox = newValue.map(ColdBox.init) } }
+            set { setBoxed(\.preflightErrorBox, newValue) }
         }
         /// Why `cancel` was called; the first reason wins.
         var cancellationReason: ConveyorError.CancellationReason? {
@@ -293,6 +293,12 @@ extension HTTPRequestOperation {
 
         /// What a running operation keeps (see ``RunState``); nil until something sets it.
         private var runBox: RunState?
+        /// Sets a boxed run-state field; clearing one on an operation that has no run state
+        /// yet leaves it without one.
+        private mutating func setBoxed<Value>(_ field: ReferenceWritableKeyPath<RunState, ColdBox<Value>?>, _ value: Value?) {
+            if value == nil && runBox == nil { return }
+            run[keyPath: field] = value.map(ColdBox.init)
+        }
         /// Whether the run state was made (an operation still waiting has none).
         var hasRunState: Bool { runBox != nil }
         /// The run state, made on first use. The fields above read it through `runBox`, so a
