@@ -88,25 +88,6 @@ enum DurableFiles {
         return Int64(info.st_size)
     }
 
-    /// Takes an exclusive advisory lock on `url` (created if needed) without waiting; returns
-    /// the descriptor that holds it, or nil when another descriptor — in this process or
-    /// another — holds it. The lock goes with the descriptor, and with the process.
-    static func lock(_ url: URL) throws(Failure) -> Int32? {
-        let fd = try openFile(url, flags: O_RDWR | O_CREAT)
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let code = errno
-            close(fd)
-            if code == EWOULDBLOCK { return nil }
-            throw Failure(url: url, code: code)
-        }
-        return fd
-    }
-
-    /// Releases a lock taken with ``lock(_:)``.
-    static func unlock(_ descriptor: Int32) {
-        _ = close(descriptor)
-    }
-
     /// The names in a directory, read one at a time (100,000 items need no array of URLs).
     static func forEachName(in directory: URL, _ body: (String) -> Void) throws(Failure) {
         guard let stream = opendir(directory.path) else { throw Failure(url: directory, code: errno) }

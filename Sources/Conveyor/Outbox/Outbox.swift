@@ -86,7 +86,7 @@ public final class Outbox: @unchecked Sendable {
         /// Dead letters whose result was never handed over.
         var unreportedDead: [OutboxItemName] = []
         var reachabilityToken: UUID?
-        var lockDescriptor: Int32 = -1
+        var directoryLock: DirectoryLock?
     }
     let state = Lock(State())
 
@@ -108,8 +108,8 @@ public final class Outbox: @unchecked Sendable {
         channel = OutboxResultChannel(callbackQueue: client.configuration.callbackQueue)
         queue = DispatchQueue(label: "org.conveyor.outbox")
         queue.setSpecific(key: Self.queueKey, value: true)
-        let descriptor = try openDirectory()
-        state.withLock { $0.lockDescriptor = descriptor }
+        let lock = try openDirectory()
+        state.withLock { $0.directoryLock = lock }
         do {
             try recover()
         } catch {
@@ -157,14 +157,14 @@ public final class Outbox: @unchecked Sendable {
         // now, while the outbox is still open); a handler returning after this point leaves its
         // item for the next owner, who hands the result over again, flagged.
         channel.close()
-        let (deliveries, token, descriptor) = state.withLock { state -> ([Delivery], UUID?, Int32) in
+        let (deliveries, token, lock) = state.withLock { state -> ([Delivery], UUID?, DirectoryLock?) in
             defer {
                 state.closed = true
                 state.inFlight.removeAll()
                 state.reachabilityToken = nil
-                state.lockDescriptor = -1
+                state.directoryLock = nil
             }
-            return (Array(state.inFlight.values), state.reachabilityToken, state.lockDescriptor)
+            return (Array(state.inFlight.values), state.reachabilityToken, state.directoryLock)
         }
         // Timers find their item gone and do nothing.
         for delivery in deliveries { delivery.operation?.cancel() }
@@ -174,7 +174,7 @@ public final class Outbox: @unchecked Sendable {
         // queue itself (a release from one of its blocks) nothing else can be running.
         fileWork.wait()
         if DispatchQueue.getSpecific(key: Self.queueKey) == nil { queue.sync {} }
-        if descriptor >= 0 { DurableFiles.unlock(descriptor) }
+        lock?.release()
     }
 
     /// Waits until results already handed to a handler are acknowledged and their files gone.
@@ -259,7 +259,7 @@ public final class Outbox: @unchecked Sendable {
     }
 
     /// Creates the directories and takes the directory's lock.
-    private func openDirectory() throws -> Int32 {
+    private func openDirectory() throws -> DirectoryLock {
         for url in [directory, itemsDirectory, deadDirectory, corruptDirectory] {
             do {
                 try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -269,10 +269,10 @@ public final class Outbox: @unchecked Sendable {
         }
         let lockFile = directory.appendingPathComponent("lock")
         do {
-            guard let descriptor = try DurableFiles.lock(lockFile) else {
+            guard let lock = try DirectoryLock.acquire(lockFile) else {
                 throw ConveyorError.outboxFailed(reason: .directoryInUse(directory))
             }
-            return descriptor
+            return lock
         } catch let error as DurableFiles.Failure {
             throw ConveyorError.outboxFailed(reason: .writeFailed(error.url, error.error))
         }
