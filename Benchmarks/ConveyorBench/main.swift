@@ -381,14 +381,18 @@ if let tlsBaseURL = server.tlsBaseURL, let authority = server.certificateAuthori
 // --profile NAME: only that client, `--requests` sequential GETs after one warm-up, nothing
 // else; for `perf` and `valgrind --tool=callgrind`. Prints the time per request on stderr.
 // Benchmarks/profile runs it twice per client and prints instructions per request.
-// "NAME upload" profiles that client's 1 MiB POSTs instead.
+// "NAME upload" profiles that client's 1 MiB POSTs instead, "NAME http2" its GETs over HTTP/2
+// (with `--server nginx`; give `--in-flight 100` as the scenario does).
 if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.count {
     let wanted = arguments[index + 1]
-    let uploads = scenarios[3].entries.map {
-        Entry(name: $0.name + " upload", isConveyor: $0.isConveyor, fetch: $0.fetch, chained: $0.chained)
+    func renamed(_ entries: [Entry], _ suffix: String) -> [Entry] {
+        entries.map { Entry(name: $0.name + suffix, isConveyor: $0.isConveyor, fetch: $0.fetch, chained: $0.chained) }
     }
-    guard let entry = (clients + uploads).first(where: { $0.name == wanted }) else {
-        FileHandle.standardError.write(Data("clients: \((clients + uploads).map(\.name).joined(separator: ", "))\n".utf8))
+    let profiled =
+        clients + renamed(scenarios[3].entries, " upload")
+        + renamed(scenarios.first { $0.name.contains("HTTP/2") }?.entries ?? [], " http2")
+    guard let entry = profiled.first(where: { $0.name == wanted }) else {
+        FileHandle.standardError.write(Data("clients: \(profiled.map(\.name).joined(separator: ", "))\n".utf8))
         exit(2)
     }
     try await entry.fetch()
