@@ -48,9 +48,12 @@ extension HTTPRequestOperation {
         var cancellationReason: ConveyorError.CancellationReason?
         var responseSource: HTTPCache.ResponseSource = .network
         var backgroundTask: BackgroundTaskRequest?
-        var errorBox: ColdBox<ConveyorError>?
-        var metricsBox: ColdBox<OperationMetrics>?
-        var transferMetricsBox: ColdBox<TransferMetrics>?
-        var preflightErrorBox: ColdBox<ConveyorError>?
+        // Inline, not boxed: this object exists only once the operation runs, and a finished
+        // operation always has metrics (and, on curl, transfer metrics), so boxes here would
+        // only add an allocation each.
+        var error: ConveyorError?
+        var metrics: OperationMetrics?
+        var transferMetrics: TransferMetrics?
+        var preflightError: ConveyorError?
     }
 }

@@ -47,8 +47,8 @@ extension HTTPRequestOperation {
             _modify { yield &run.data }
         }
         var error: ConveyorError? {
-            get { runBox?.errorBox?.value }
-            set { setBoxed(\.errorBox, newValue) }
+            get { runBox?.error }
+            _modify { yield &run.error }
         }
         var responseObject: UncheckedSendableBox<Any?>? {
             get { runBox?.responseObject }
@@ -232,18 +232,18 @@ extension HTTPRequestOperation {
             set { hooks.downloadProgressHandler = newValue }
         }
         var metrics: OperationMetrics? {
-            get { runBox?.metricsBox?.value }
-            set { setBoxed(\.metricsBox, newValue) }
+            get { runBox?.metrics }
+            _modify { yield &run.metrics }
         }
         /// What the transport measured of the latest attempt, if it measures.
         var transferMetrics: TransferMetrics? {
-            get { runBox?.transferMetricsBox?.value }
-            set { setBoxed(\.transferMetricsBox, newValue) }
+            get { runBox?.transferMetrics }
+            _modify { yield &run.transferMetrics }
         }
         /// A request that could not be built: the operation fails with this as soon as it starts.
         var preflightError: ConveyorError? {
-            get { runBox?.preflightErrorBox?.value }
-            set { setBoxed(\.preflightErrorBox, newValue) }
+            get { runBox?.preflightError }
+            _modify { yield &run.preflightError }
         }
         /// Why `cancel` was called; the first reason wins.
         var cancellationReason: ConveyorError.CancellationReason? {
@@ -293,12 +293,6 @@ extension HTTPRequestOperation {
 
         /// What a running operation keeps (see ``RunState``); nil until something sets it.
         private var runBox: RunState?
-        /// Sets a boxed run-state field; clearing one on an operation that has no run state
-        /// yet leaves it without one.
-        private mutating func setBoxed<Value>(_ field: ReferenceWritableKeyPath<RunState, ColdBox<Value>?>, _ value: Value?) {
-            if value == nil && runBox == nil { return }
-            run[keyPath: field] = value.map(ColdBox.init)
-        }
         /// Whether the run state was made (an operation still waiting has none).
         var hasRunState: Bool { runBox != nil }
         /// The run state, made on first use. The fields above read it through `runBox`, so a
