@@ -49,9 +49,7 @@ struct DirectoryLock: Sendable {
             // Checked before opening: a second descriptor of a held file, once closed, would
             // release its owner's lock.
             if stat(url.path, &info) == 0, held.contains(FileIdentity(info)) { return nil }
-            var fd: Int32
-            repeat { fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) } while fd < 0 && errno == EINTR
-            guard fd >= 0 else { throw DurableFiles.Failure(url: url, code: errno) }
+            let fd = try DurableFiles.openFile(url, flags: O_RDWR | O_CREAT)
             guard fstat(fd, &info) == 0 else {
                 let code = errno
                 close(fd)

@@ -103,7 +103,8 @@ enum DurableFiles {
         }
     }
 
-    private static func openFile(_ url: URL, flags: Int32) throws(Failure) -> Int32 {
+    /// Opens `url` with `flags` (plus `O_CLOEXEC`, mode 0600 when created), again after `EINTR`.
+    static func openFile(_ url: URL, flags: Int32) throws(Failure) -> Int32 {
         while true {
             let fd = open(url.path, flags | O_CLOEXEC, 0o600)
             if fd >= 0 { return fd }
