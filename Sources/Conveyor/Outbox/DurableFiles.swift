@@ -31,8 +31,7 @@ enum DurableFiles {
     /// Copies the file at `source` into a new file at `url` in 64 kB pieces and syncs it;
     /// returns the bytes copied. The source is never held in memory whole.
     static func copy(_ source: URL, to url: URL) throws(Failure) -> Int64 {
-        let input = open(source.path, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw Failure(url: source, code: errno) }
+        let input = try openFile(source, flags: O_RDONLY)
         defer { close(input) }
         let output = try openFile(url, flags: O_WRONLY | O_CREAT | O_EXCL)
         defer { close(output) }
@@ -53,8 +52,37 @@ enum DurableFiles {
     /// Creates an empty file if there is none, without syncing: a marker whose loss in a power
     /// cut costs a flag, not an item.
     static func touch(_ url: URL) {
-        let fd = open(url.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-        if fd >= 0 { close(fd) }
+        if let fd = try? openFile(url, flags: O_WRONLY | O_CREAT | O_NOFOLLOW) { close(fd) }
+    }
+
+    /// Reads a whole file of the outbox's own: a symbolic link is refused (`ELOOP`), and so is
+    /// anything but a regular file (`EINVAL`) — an item's file is never followed out of the directory.
+    static func readFile(_ url: URL) throws(Failure) -> Data {
+        let fd = try openFile(url, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw Failure(url: url, code: errno) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw Failure(url: url, code: EINVAL) }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw Failure(url: url, code: errno) }
+            if count == 0 { return data }
+            data.append(contentsOf: buffer[0..<count])
+        }
+    }
+
+    /// Whether `url` is a symbolic link (not followed).
+    static func isSymbolicLink(_ url: URL) -> Bool {
+        var info = stat()
+        return lstat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+    }
+
+    /// Makes a directory of the outbox's 0700, whatever the umask and whoever made it.
+    static func restrictDirectory(_ url: URL) throws(Failure) {
+        guard chmod(url.path, 0o700) == 0 else { throw Failure(url: url, code: errno) }
     }
 
     /// Syncs an existing file (one written by someone else, such as a multipart encoder).
@@ -76,20 +104,28 @@ enum DurableFiles {
         guard rename(source.path, destination.path) == 0 else { throw Failure(url: destination, code: errno) }
     }
 
-    /// Removes a file; a missing file is not an error.
+    /// Removes a file, ignoring any failure: for temporary files and pieces of a write that failed.
     static func remove(_ url: URL) {
         _ = unlink(url.path)
     }
 
-    /// The size of a regular file, nil when there is none.
+    /// Removes a file; a missing file is not an error, any other failure is returned to be reported.
+    static func removeFile(_ url: URL) -> Result<Void, Failure> {
+        guard unlink(url.path) == 0 || errno == ENOENT else { return .failure(Failure(url: url, code: errno)) }
+        return .success(())
+    }
+
+    /// The size of a regular file, nil when there is none — or a symbolic link, which is not followed.
     static func size(of url: URL) -> Int64? {
         var info = stat()
-        guard stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        guard lstat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         return Int64(info.st_size)
     }
 
-    /// The names in a directory, read one at a time (100,000 items need no array of URLs).
-    static func forEachName(in directory: URL, _ body: (String) -> Void) throws(Failure) {
+    /// The names in a directory, read one at a time (100,000 items need no array of URLs). A
+    /// name that is not UTF-8 is passed to `foreign` as its bytes instead (a `String` would
+    /// repair it into a name that does not exist).
+    static func forEachName(in directory: URL, foreign: ([UInt8]) -> Void = { _ in }, _ body: (String) -> Void) throws(Failure) {
         guard let stream = opendir(directory.path) else { throw Failure(url: directory, code: errno) }
         defer { closedir(stream) }
         // The name is read in place, up to its NUL. Loading `entry.pointee.d_name` would copy the
@@ -98,16 +134,38 @@ enum DurableFiles {
         // the read can land on an unmapped page (corelibs' Process.run() crashed on exactly that).
         let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let entry = readdir(stream) {
-            let name = String(cString: UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self))
+            let pointer = UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self)
+            guard let name = String(validatingCString: pointer) else {
+                foreign(Array(UnsafeBufferPointer(start: pointer, count: strlen(pointer))).map { UInt8(bitPattern: $0) })
+                continue
+            }
             if name != "." && name != ".." { body(name) }
         }
     }
 
-    /// Opens `url` with `flags` (plus `O_CLOEXEC`, mode 0600 when created), again after `EINTR`.
+    /// Renames the file named by `bytes` (not UTF-8) in `directory` to `destination`.
+    static func move(rawName bytes: [UInt8], in directory: URL, to destination: URL) throws(Failure) {
+        let source = Array(directory.path.utf8) + [UInt8(ascii: "/")] + bytes + [0]
+        let result = source.withUnsafeBufferPointer { pointer in
+            pointer.withMemoryRebound(to: CChar.self) { rename($0.baseAddress!, destination.path) }
+        }
+        guard result == 0 else { throw Failure(url: destination, code: errno) }
+    }
+
+    /// Opens `url` with `flags` (plus `O_CLOEXEC`), again after `EINTR`. A file it creates is
+    /// made 0600 with `fchmod`, whatever the umask (which could leave it 0400, or wider than
+    /// asked when the file existed): items carry credentials and personal data.
     static func openFile(_ url: URL, flags: Int32) throws(Failure) -> Int32 {
         while true {
             let fd = open(url.path, flags | O_CLOEXEC, 0o600)
-            if fd >= 0 { return fd }
+            if fd >= 0 {
+                if flags & O_CREAT != 0, fchmod(fd, 0o600) != 0 {
+                    let code = errno
+                    close(fd)
+                    throw Failure(url: url, code: code)
+                }
+                return fd
+            }
             if errno != EINTR { throw Failure(url: url, code: errno) }
         }
     }

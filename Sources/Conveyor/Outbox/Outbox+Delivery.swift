@@ -30,7 +30,7 @@ extension Outbox {
             while state.inFlight.count < max(1, configuration.maximumConcurrentDeliveries), state.head < state.pending.count {
                 let name = state.pending[state.head]
                 state.head += 1
-                state.inFlight[name.sequence] = Delivery()
+                state.inFlight[name.id] = Delivery(name: name)
                 starts.append(name)
             }
             // The taken front is dropped now and then, not on every item.
@@ -50,22 +50,27 @@ extension Outbox {
         let stored: OutboxStoredItem
         var bytes: Int64
         do {
-            let data = try Data(contentsOf: recordURL(name))
+            // Never followed: a link could name any file the process can read.
+            let data = try DurableFiles.readFile(recordURL(name))
             stored = try OutboxStoredItem.decode(data, expected: name)
             bytes = Int64(data.count)
+        } catch let failure as DurableFiles.Failure where failure.code == ELOOP {
+            return setAsideCorrupt(name, detail: "the record is a symbolic link")
         } catch {
             return setAsideCorrupt(name, detail: "unreadable record: \(error)")
         }
         if let length = stored.record.bodyLength, !stored.record.bodyInline {
-            let size = DurableFiles.size(of: name.url(.body, in: itemsDirectory))
+            let bodyURL = name.url(.body, in: itemsDirectory)
+            if DurableFiles.isSymbolicLink(bodyURL) { return setAsideCorrupt(name, detail: "the body file is a symbolic link") }
+            let size = DurableFiles.size(of: bodyURL)
             guard size == length else {
                 return setAsideCorrupt(name, detail: "the body file has \(size.map(String.init) ?? "no") bytes of \(length)")
             }
             bytes += length
         }
         state.withLock {
-            $0.inFlight[name.sequence]?.stored = stored
-            $0.inFlight[name.sequence]?.bytes = bytes
+            $0.inFlight[name.id]?.stored = stored
+            $0.inFlight[name.id]?.bytes = bytes
         }
         attempt(name)
     }
@@ -82,11 +87,11 @@ extension Outbox {
     /// Sends the item once — unless the network is down (it waits for it) or it is too old.
     func attempt(_ name: OutboxItemName) {
         let next = state.withLock { state -> OutboxStoredItem? in
-            guard !state.closed, var delivery = state.inFlight[name.sequence], let stored = delivery.stored else { return nil }
+            guard !state.closed, var delivery = state.inFlight[name.id], let stored = delivery.stored else { return nil }
             delivery.retryGeneration += 1
             delivery.waitsForRetry = false
             delivery.waitsForNetwork = state.offline
-            state.inFlight[name.sequence] = delivery
+            state.inFlight[name.id] = delivery
             return state.offline ? nil : stored
         }
         guard let stored = next else { return }
@@ -115,8 +120,8 @@ extension Outbox {
         operation.responseSerializer = DataResponseSerializer()
         operation.callbackQueue = queue
         let stillOpen = state.withLock { state -> Bool in
-            guard !state.closed, state.inFlight[name.sequence] != nil else { return false }
-            state.inFlight[name.sequence]?.operation = operation
+            guard !state.closed, state.inFlight[name.id] != nil else { return false }
+            state.inFlight[name.id]?.operation = operation
             return true
         }
         if stillOpen { client.enqueue(operation) }
@@ -135,7 +140,7 @@ extension Outbox {
         guard let length = record.bodyLength else { return request }
         let bodyURL = name.url(.body, in: itemsDirectory)
         if length <= configuration.inMemoryBodyLimit {
-            request.httpBody = try Data(contentsOf: bodyURL)
+            request.httpBody = try DurableFiles.readFile(bodyURL)
         } else {
             let stream = BodyFileStream(fileURL: bodyURL)
             request.httpBodyStream = stream
@@ -169,12 +174,12 @@ extension Outbox {
                 failures = stored.record.attempts
             } else {
                 failures = state.withLock { state -> Int in
-                    state.inFlight[name.sequence]?.connectFailures += 1
-                    return state.inFlight[name.sequence]?.connectFailures ?? 1
+                    state.inFlight[name.id]?.connectFailures += 1
+                    return state.inFlight[name.id]?.connectFailures ?? 1
                 }
             }
             let updated = stored
-            state.withLock { $0.inFlight[name.sequence]?.stored = updated }
+            state.withLock { $0.inFlight[name.id]?.stored = updated }
             let delay = retryAfter.map { Seconds.clamped($0, to: 0...configuration.maximumRetryAfter) } ?? backoff(after: failures)
             schedule(name, after: delay)
         }
@@ -193,10 +198,14 @@ extension Outbox {
             return .final(error)
         case .cancelled:
             return .cancelled
-        case .timedOut, .credentialRefreshFailed, .serverTrustFailed, .authenticationFailed:
+        case .timedOut, .credentialRefreshFailed, .serverTrustFailed:
             // A timeout may have reached the server; a refresh or a trust failure after a long
             // offline spell (a captive portal) may clear. Each counts, so none loops forever.
             return .retry(counts: true, delay: nil)
+        case .authenticationFailed:
+            // A 401 the client could not answer (a `Basic` challenge without a credential, or
+            // one it refused): a 4xx like any other, final. Retrying sends the same request.
+            return .final(error)
         default:
             return .final(error)
         }
@@ -219,17 +228,17 @@ extension Outbox {
     /// Arms the next attempt; a return of the network brings it forward.
     func schedule(_ name: OutboxItemName, after delay: TimeInterval) {
         let generation = state.withLock { state -> Int? in
-            guard !state.closed, var delivery = state.inFlight[name.sequence] else { return nil }
+            guard !state.closed, var delivery = state.inFlight[name.id] else { return nil }
             delivery.retryGeneration += 1
             delivery.waitsForRetry = true
             delivery.operation = nil
-            state.inFlight[name.sequence] = delivery
+            state.inFlight[name.id] = delivery
             return delivery.retryGeneration
         }
         guard let generation else { return }
         queue.asyncAfter(deadline: Seconds.dispatchTime(after: delay)) { [weak self] in
             // A newer schedule, or the network's return, made this one stale.
-            guard let self, self.state.withLock({ $0.inFlight[name.sequence]?.retryGeneration == generation }) else { return }
+            guard let self, self.state.withLock({ $0.inFlight[name.id]?.retryGeneration == generation }) else { return }
             self.attempt(name)
         }
     }
@@ -241,10 +250,10 @@ extension Outbox {
             state.offline = status == .notReachable
             guard !state.offline, !state.closed else { return [] }
             var wake: [OutboxItemName] = []
-            for (sequence, delivery) in state.inFlight where delivery.waitsForNetwork || delivery.waitsForRetry {
-                state.inFlight[sequence]?.waitsForNetwork = false
-                state.inFlight[sequence]?.connectFailures = 0
-                if let stored = delivery.stored { wake.append(OutboxItemName(sequence: sequence, id: stored.record.id)) }
+            for (id, delivery) in state.inFlight where delivery.waitsForNetwork || delivery.waitsForRetry {
+                state.inFlight[id]?.waitsForNetwork = false
+                state.inFlight[id]?.connectFailures = 0
+                if delivery.stored != nil { wake.append(delivery.name) }
             }
             return wake
         }

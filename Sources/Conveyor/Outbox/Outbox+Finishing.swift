@@ -1,39 +1,61 @@
 import Foundation
 
 extension Outbox {
-    /// Hands a final result over, then removes the item. Just before it is handed over the
-    /// record is renamed `.reported`, so that after a crash in between the result comes again,
-    /// flagged as a redelivery, rather than never. On `queue`.
+    /// Hands a final result over, then removes the item. Before it is offered the record is
+    /// renamed `.reported`, so that after a crash from then on the result comes again, flagged
+    /// as a redelivery, rather than never — or twice unflagged. When that rename fails (a
+    /// directory made read-only) the result is not handed over: the failure is reported
+    /// (``Foundation/Notification/Name/conveyorOutboxFileOperationFailed``) and the rename tried
+    /// again after a backoff, the outcome kept. On `queue`.
     func finish(_ name: OutboxItemName, _ stored: OutboxStoredItem, _ outcome: Outcome) {
         guard !state.withLock({ $0.closed }) else { return }  // the next owner sends it again
         let redelivery = state.withLock { $0.redelivered.contains(name.id) }
+        let items = itemsDirectory
+        if !redelivery {
+            do {
+                try DurableFiles.move(name.url(.item, in: items), to: name.url(.reported, in: items))
+            } catch {
+                reportFailure(.failure(error))
+                return retryFinish(name, stored, outcome)
+            }
+        }
+        state.withLock { $0.inFlight[name.id]?.fileFailures = 0 }
         let record = stored.record
         let result = ItemResult(
             id: record.id, item: Item(stored: stored, bodyFile: name.url(.body, in: itemsDirectory)), outcome: outcome,
             isRedelivery: redelivery)
-        let items = itemsDirectory
         channel.offer(
-            .init(
-                result: result,
-                handingOver: {
-                    if !redelivery { try? DurableFiles.move(name.url(.item, in: items), to: name.url(.reported, in: items)) }
-                },
-                acknowledge: { [self] in
-                    // Closed: the directory may have a new owner, who delivers it again.
-                    let bytes = state.withLock { $0.closed ? nil : $0.inFlight[name.sequence]?.bytes }
-                    guard let bytes else { return }
-                    // The next item may start while this one's files go; it counts as pending until they are gone.
-                    fileWork.enter()
-                    queue.async { [self] in freeSlot(name) }
-                    DispatchQueue.global(qos: .utility).async { [self] in
-                        // The record goes first: without it the body is debris the next start removes.
-                        DurableFiles.remove(name.url(.reported, in: items))
-                        DurableFiles.remove(name.url(.item, in: items))
-                        if !record.bodyInline, record.bodyLength != nil { DurableFiles.remove(name.url(.body, in: items)) }
-                        forget(bytes: bytes)
-                        fileWork.leave()
-                    }
-                }))
+            .init(result: result) { [self] in
+                // Handed over: it stops counting now; its files go in the background. Entered
+                // under the lock, so a `close()` that has begun is waited for — or wins, and the
+                // next owner, who finds the record `.reported`, hands the result over again, flagged.
+                guard handedOver(name) else { return }
+                DispatchQueue.global(qos: .utility).async { [self] in
+                    defer { fileWork.leave() }
+                    // The record goes first: without it the body is debris the next start removes.
+                    // A record that cannot be removed keeps its body (the next start hands the
+                    // result over again, flagged).
+                    let removed = [
+                        DurableFiles.removeFile(name.url(.reported, in: items)), DurableFiles.removeFile(name.url(.item, in: items)),
+                    ]
+                    for result in removed { reportFailure(result) }
+                    guard removed.allSatisfy({ if case .success = $0 { true } else { false } }) else { return }
+                    if !record.bodyInline, record.bodyLength != nil { reportFailure(DurableFiles.removeFile(name.url(.body, in: items))) }
+                }
+            })
+    }
+
+    /// Tries a failed finish again after a backoff (unless the outbox closed meanwhile). On `queue`.
+    private func retryFinish(_ name: OutboxItemName, _ stored: OutboxStoredItem, _ outcome: Outcome) {
+        let failures = state.withLock { state -> Int? in
+            guard !state.closed, state.inFlight[name.id] != nil else { return nil }
+            state.inFlight[name.id]?.fileFailures += 1
+            return state.inFlight[name.id]?.fileFailures
+        }
+        guard let failures else { return }
+        queue.asyncAfter(deadline: Seconds.dispatchTime(after: backoff(after: failures))) { [weak self] in
+            self?.finish(name, stored, outcome)
+        }
     }
 
     /// Moves an item that ran out of attempts or time to `dead/` — its record written there
@@ -53,35 +75,32 @@ extension Outbox {
             DurableFiles.remove(name.url(.item, in: deadDirectory))
             return schedule(name, after: configuration.maximumDelay)
         }
-        DurableFiles.remove(name.url(.item, in: itemsDirectory))
-        DurableFiles.remove(name.url(.reported, in: itemsDirectory))
-        try? DurableFiles.syncDirectory(itemsDirectory)
-        try? DurableFiles.syncDirectory(deadDirectory)
+        // The record here goes last: a start that finds it in both places finishes the move.
+        reportFailure(DurableFiles.removeFile(name.url(.item, in: itemsDirectory)))
+        reportFailure(DurableFiles.removeFile(name.url(.reported, in: itemsDirectory)))
+        reportFailure(Result { () throws(DurableFiles.Failure) in try DurableFiles.syncDirectory(itemsDirectory) })
+        reportFailure(Result { () throws(DurableFiles.Failure) in try DurableFiles.syncDirectory(deadDirectory) })
         let dead = stored
+        let deadFolder = deadDirectory
         let result = ItemResult(
-            id: name.id, item: Item(stored: dead, bodyFile: name.url(.body, in: deadDirectory)), outcome: .deadLettered(error),
+            id: name.id, item: Item(stored: dead, bodyFile: name.url(.body, in: deadFolder)), outcome: .deadLettered(error),
             isRedelivery: false)
         channel.offer(
             .init(result: result) { [self] in
-                guard !state.withLock({ $0.closed }) else { return }
-                queue.async { [self] in
-                    DurableFiles.touch(name.url(.reported, in: deadDirectory))
-                    release(name, bytes: diskBytes(name, in: deadDirectory))
-                }
+                guard handedOver(name) else { return }
+                // A marker: its loss in a crash costs a flagged report again, not an item.
+                DurableFiles.touch(name.url(.reported, in: deadFolder))
+                fileWork.leave()
             })
     }
 
     /// Reports a dead letter whose result the last process did not hand over. On `queue`.
     func reportDeadLetter(_ name: OutboxItemName) {
-        guard let data = try? Data(contentsOf: name.url(.item, in: deadDirectory)),
-            let stored = try? OutboxStoredItem.decode(data, expected: name)
-        else {
-            let movedTo = corruptDirectory.appendingPathComponent(name.stem + ".item")
-            try? DurableFiles.move(name.url(.item, in: deadDirectory), to: movedTo)
-            try? DurableFiles.move(name.url(.body, in: deadDirectory), to: corruptDirectory.appendingPathComponent(name.stem + ".body"))
-            let error = ConveyorError.outboxFailed(reason: .corruptItem(movedTo: movedTo, detail: "unreadable dead letter"))
-            channel.offer(.init(result: ItemResult(id: name.id, item: nil, outcome: .failed(error), isRedelivery: false)) {})
-            return
+        let stored: OutboxStoredItem
+        do {
+            stored = try OutboxStoredItem.decode(try DurableFiles.readFile(name.url(.item, in: deadDirectory)), expected: name)
+        } catch {
+            return setAsideCorruptDeadLetter(name, detail: "unreadable dead letter: \(error)")
         }
         let error = ConveyorError.outboxFailed(
             reason: .attemptsExhausted(
@@ -91,20 +110,51 @@ extension Outbox {
             id: name.id, item: Item(stored: stored, bodyFile: name.url(.body, in: deadDirectory)), outcome: .deadLettered(error),
             isRedelivery: true)
         let dead = deadDirectory
-        channel.offer(.init(result: result) { DurableFiles.touch(name.url(.reported, in: dead)) })
+        channel.offer(
+            .init(result: result) { [self] in
+                guard (try? beginFileWork()) != nil else { return }
+                DurableFiles.touch(name.url(.reported, in: dead))
+                fileWork.leave()
+            })
     }
 
-    /// Moves an unreadable item to `corrupt/` and reports it; the line goes on. On `queue`.
+    /// Moves a dead letter that cannot be read to `corrupt/` and reports it. On `queue`.
+    func setAsideCorruptDeadLetter(_ name: OutboxItemName, detail: String) {
+        guard !state.withLock({ $0.closed }) else { return }
+        let movedTo = corruptDirectory.appendingPathComponent(name.stem + ".item")
+        reportFailure(Result { () throws(DurableFiles.Failure) in try DurableFiles.move(name.url(.item, in: deadDirectory), to: movedTo) })
+        if DurableFiles.size(of: name.url(.body, in: deadDirectory)) != nil || DurableFiles.isSymbolicLink(name.url(.body, in: deadDirectory)) {
+            reportFailure(
+                Result { () throws(DurableFiles.Failure) in
+                    try DurableFiles.move(name.url(.body, in: deadDirectory), to: corruptDirectory.appendingPathComponent(name.stem + ".body"))
+                })
+        }
+        DurableFiles.remove(name.url(.reported, in: deadDirectory))
+        let error = ConveyorError.outboxFailed(reason: .corruptItem(movedTo: movedTo, detail: detail))
+        channel.offer(.init(result: ItemResult(id: name.id, item: nil, outcome: .failed(error), isRedelivery: false)) {})
+    }
+
+    /// Moves an unreadable item (or a symbolic link where its file should be) to `corrupt/` and
+    /// reports it; the line goes on. On `queue`.
     func setAsideCorrupt(_ name: OutboxItemName, detail: String) {
         let movedTo = corruptDirectory.appendingPathComponent(name.stem + ".item")
         let bytes = diskBytes(name, in: itemsDirectory)
-        try? DurableFiles.move(name.url(.body, in: itemsDirectory), to: corruptDirectory.appendingPathComponent(name.stem + ".body"))
-        try? DurableFiles.move(recordURL(name), to: movedTo)
-        try? DurableFiles.syncDirectory(itemsDirectory)
+        state.withLock { $0.inFlight[name.id]?.bytes = bytes }
+        let body = name.url(.body, in: itemsDirectory)
+        if DurableFiles.size(of: body) != nil || DurableFiles.isSymbolicLink(body) {
+            reportFailure(
+                Result { () throws(DurableFiles.Failure) in
+                    try DurableFiles.move(body, to: corruptDirectory.appendingPathComponent(name.stem + ".body"))
+                })
+        }
+        // Renamed, not followed: a link is moved as a link.
+        reportFailure(Result { () throws(DurableFiles.Failure) in try DurableFiles.move(recordURL(name), to: movedTo) })
+        reportFailure(Result { () throws(DurableFiles.Failure) in try DurableFiles.syncDirectory(itemsDirectory) })
         let error = ConveyorError.outboxFailed(reason: .corruptItem(movedTo: movedTo, detail: detail))
         channel.offer(
             .init(result: ItemResult(id: name.id, item: nil, outcome: .failed(error), isRedelivery: false)) { [self] in
-                queue.async { [self] in release(name, bytes: bytes) }
+                guard handedOver(name) else { return }
+                fileWork.leave()
             })
     }
 
@@ -113,28 +163,28 @@ extension Outbox {
         [OutboxItemName.Kind.item, .reported, .body].reduce(0) { $0 + (DurableFiles.size(of: name.url($1, in: directory)) ?? 0) }
     }
 
-    /// Frees the item's place and its bytes, and starts the next. On `queue`.
-    private func release(_ name: OutboxItemName, bytes: Int64) {
-        guard state.withLock({ $0.inFlight[name.sequence] != nil }) else { return }
-        forget(bytes: bytes)
-        freeSlot(name)
+    /// A result was handed over: the item stops counting at once and its place goes to the next.
+    /// False when the outbox is closed (the next owner has the item) or the item is not in
+    /// flight; true means file work was entered, which the caller leaves.
+    private func handedOver(_ name: OutboxItemName) -> Bool {
+        let open = state.withLock { state -> Bool in
+            guard !state.closed, let bytes = state.inFlight[name.id]?.bytes else { return false }
+            fileWork.enter()
+            state.count -= 1
+            state.bytes -= bytes
+            return true
+        }
+        if open { queue.async { [self] in freeSlot(name) } }
+        return open
     }
 
     /// Frees the item's place in the deliveries and starts the next. On `queue`.
     private func freeSlot(_ name: OutboxItemName) {
         state.withLock { state in
-            state.inFlight.removeValue(forKey: name.sequence)
+            state.inFlight.removeValue(forKey: name.id)
             state.redelivered.remove(name.id)
         }
         pump()
-    }
-
-    /// Takes a finished item off the counts, once its files are gone.
-    private func forget(bytes: Int64) {
-        state.withLock { state in
-            state.count -= 1
-            state.bytes -= bytes
-        }
     }
 }
 

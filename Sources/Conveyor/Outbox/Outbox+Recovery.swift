@@ -1,13 +1,18 @@
 import Foundation
 
 extension Outbox {
-    /// Reads the directory as the last process left it, whenever it stopped:
+    /// Reads the directory as the last process left it, whenever it stopped (a SIGKILL between
+    /// any two of its writes; the steps of each change are in <doc:SendingWhileOffline>):
     /// - temporary files (a record being written) are removed: their item was never accepted;
-    /// - a body file without its record is removed (the item was never accepted, or it finished:
-    ///   its record goes first);
-    /// - a record both in `items/` and `dead/` was being moved to the dead letters: the move
-    ///   is finished;
-    /// - a file that is no item's is moved to `corrupt/`;
+    /// - a record both in `items/` and `dead/` under one name was being moved to the dead
+    ///   letters: the move is finished (its body moved if it is still here, the record here removed);
+    /// - a dead letter whose identifier is also in `items/` under a later name was being retried:
+    ///   the retry is finished (its body moved to the new name if it is still in `dead/`, the
+    ///   record in `dead/` removed) — the body goes before any record that names it;
+    /// - then a body file without its record is removed, in `items/` and in `dead/` (the item was
+    ///   never accepted, or it finished or was removed: its record goes first);
+    /// - a file that is no item's — a name the outbox would not write, in upper case, not UTF-8,
+    ///   or with a sequence number past ``OutboxItemName/maximumSequence`` — is moved to `corrupt/`;
     /// - a record named `.reported` (its result was being handed over) is delivered again and its
     ///   result marked as a redelivery.
     /// Only names are read (and body sizes): 100,000 items cost their names, not their records.
@@ -16,17 +21,18 @@ extension Outbox {
         var bodies: Set<OutboxItemName> = []
         var reported: Set<OutboxItemName> = []
         var dead: [OutboxItemName] = []
+        var deadBodies: Set<OutboxItemName> = []
         var deadReported: Set<OutboxItemName> = []
         do {
-            try DurableFiles.forEachName(in: deadDirectory) { fileName in
+            try DurableFiles.forEachName(in: deadDirectory, foreign: { setAside(rawName: $0, in: deadDirectory) }) { fileName in
                 switch OutboxItemName.parse(fileName) {
                 case (let name, .item)?: dead.append(name)
                 case (let name, .reported)?: deadReported.insert(name)
-                case (_, .body)?: break
+                case (let name, .body)?: deadBodies.insert(name)
                 case nil: setAside(fileName, in: deadDirectory)
                 }
             }
-            try DurableFiles.forEachName(in: itemsDirectory) { fileName in
+            try DurableFiles.forEachName(in: itemsDirectory, foreign: { setAside(rawName: $0, in: itemsDirectory) }) { fileName in
                 switch OutboxItemName.parse(fileName) {
                 case (let name, .item)?: items.append(name)
                 case (let name, .body)?: bodies.insert(name)
@@ -41,20 +47,42 @@ extension Outbox {
             throw ConveyorError.outboxFailed(reason: .writeFailed(error.url, error.error))
         }
         var itemSet = Set(items)
-        items = Array(itemSet)  // a record both as .item and .reported cannot happen, but counts once
-        for name in dead where itemSet.contains(name) {
-            if bodies.contains(name) { try? DurableFiles.move(name.url(.body, in: itemsDirectory), to: name.url(.body, in: deadDirectory)) }
-            DurableFiles.remove(name.url(.item, in: itemsDirectory))
-            DurableFiles.remove(name.url(.reported, in: itemsDirectory))
-            bodies.remove(name)
-            itemSet.remove(name)
+        let itemsByID = Dictionary(itemSet.map { ($0.id, $0) }, uniquingKeysWith: { max($0, $1) })
+        var deadSet = Set(dead)
+        for name in dead {
+            if itemSet.contains(name) {
+                // Being moved to the dead letters: finish the move.
+                if bodies.contains(name) {
+                    try? DurableFiles.move(name.url(.body, in: itemsDirectory), to: name.url(.body, in: deadDirectory))
+                    deadBodies.insert(name)
+                }
+                DurableFiles.remove(name.url(.item, in: itemsDirectory))
+                DurableFiles.remove(name.url(.reported, in: itemsDirectory))
+                bodies.remove(name)
+                itemSet.remove(name)
+            } else if let retried = itemsByID[name.id], retried.sequence > name.sequence {
+                // Being retried: its record is in line under `retried` already; finish the move.
+                if deadBodies.contains(name), !bodies.contains(retried) {
+                    try? DurableFiles.move(name.url(.body, in: deadDirectory), to: retried.url(.body, in: itemsDirectory))
+                    bodies.insert(retried)
+                }
+                deadBodies.remove(name)
+                DurableFiles.remove(name.url(.item, in: deadDirectory))
+                DurableFiles.remove(name.url(.reported, in: deadDirectory))
+                deadSet.remove(name)
+            }
         }
+        dead.removeAll { !deadSet.contains($0) }
         items.removeAll { !itemSet.contains($0) }
         for name in bodies where !itemSet.contains(name) { DurableFiles.remove(name.url(.body, in: itemsDirectory)) }
+        for name in deadBodies where !deadSet.contains(name) { DurableFiles.remove(name.url(.body, in: deadDirectory)) }
+        for name in deadReported where !deadSet.contains(name) { DurableFiles.remove(name.url(.reported, in: deadDirectory)) }
         try? DurableFiles.syncDirectory(itemsDirectory)
+        try? DurableFiles.syncDirectory(deadDirectory)
         items.sort()
         var bytes: Int64 = 0
         for name in items { bytes += diskBytes(name, in: itemsDirectory) }
+        // Every name read is at most `maximumSequence`: no overflow, whatever was on disk.
         let highest = max(items.last?.sequence ?? 0, dead.map(\.sequence).max() ?? 0)
         state.withLock { state in
             state.pending = items
@@ -72,7 +100,18 @@ extension Outbox {
         if fileName.hasPrefix(".tmp-") {
             DurableFiles.remove(url)
         } else {
-            try? DurableFiles.move(url, to: corruptDirectory.appendingPathComponent(fileName))
+            reportFailure(
+                Result { () throws(DurableFiles.Failure) in
+                    try DurableFiles.move(url, to: corruptDirectory.appendingPathComponent(fileName))
+                })
         }
+    }
+
+    /// Moves a file whose name is not UTF-8 aside, under its bytes in hexadecimal.
+    private func setAside(rawName bytes: [UInt8], in directory: URL) {
+        let hex = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        let destination = corruptDirectory.appendingPathComponent("not-utf8-" + hex)
+        reportFailure(
+            Result { () throws(DurableFiles.Failure) in try DurableFiles.move(rawName: bytes, in: directory, to: destination) })
     }
 }

@@ -114,7 +114,7 @@ extension Outbox {
     /// Writes the item — body first, then its record under a temporary name, each synced,
     /// then the record renamed into place and the directory synced — and puts it in line.
     /// A crash before the rename leaves nothing that counts (the next start removes the
-    /// pieces); after it, the item is complete.
+    /// pieces); after it, the item is complete. Runs on the caller's thread.
     func accept(_ request: URLRequest, body: BodySource) throws -> UUID {
         guard let url = request.url, let method = request.httpMethod else {
             throw ConveyorError.invalidURL(path: request.url?.absoluteString ?? "", baseURL: client.baseURL)
@@ -137,6 +137,10 @@ extension Outbox {
             id: id, idempotencyKey: key, createdAt: Date(), method: method, url: url.absoluteString,
             headers: fields.sorted { $0.key < $1.key }.map { [$0.key, $0.value] }, bodyLength: inline.map { Int64($0.count) } ?? length,
             bodyInline: inline != nil, attempts: 0)
+        // From here to its return the send is file work `close()` waits for: it either completes
+        // before `close()` returns or throws `closed` now.
+        try beginFileWork()
+        defer { fileWork.leave() }
         let sequence = try reserve(bytes: length ?? 0)
         let name = OutboxItemName(sequence: sequence, id: id)
         let bodyURL = name.url(.body, in: itemsDirectory)
@@ -233,7 +237,12 @@ extension Outbox {
             guard state.count < configuration.maximumItemCount else {
                 throw ConveyorError.outboxFailed(reason: .itemLimitReached(limit: configuration.maximumItemCount))
             }
-            guard state.bytes + bytes <= configuration.maximumBytes else {
+            // Checked, never trapping: `maximumSequence` is far beyond any real count, and a
+            // directory whose names pass it has them set aside when it is opened.
+            guard state.nextSequence <= OutboxItemName.maximumSequence else {
+                throw ConveyorError.outboxFailed(reason: .writeFailed(itemsDirectory, POSIXError(.EOVERFLOW)))
+            }
+            guard bytes <= configuration.maximumBytes - state.bytes else {
                 throw ConveyorError.outboxFailed(reason: .byteLimitReached(limit: configuration.maximumBytes, bytes: bytes))
             }
             state.count += 1

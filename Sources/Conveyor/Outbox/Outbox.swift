@@ -46,15 +46,22 @@ public final class Outbox: @unchecked Sendable {
     let corruptDirectory: URL
     /// Disk work, attempts and decisions run here, one at a time.
     let queue: DispatchQueue
-    /// Removals of finished items' files, which run beside `queue` (an unlink costs more than
-    /// the rest of a delivery on some file systems); `close()` waits for them.
+    /// Every piece of file work outside `queue`: a `send` from its reservation to its return,
+    /// the dead-letter calls, the removal of finished items' files (which runs beside `queue`:
+    /// an unlink costs more than the rest of a delivery on some file systems). Each is entered
+    /// under the state's lock while it is not `closed` (``beginFileWork()``), so `close()`, which
+    /// sets `closed` under that lock and then waits for the group, returns only after the last of
+    /// them: no file of this outbox is touched once the next owner may have the directory.
     let fileWork = DispatchGroup()
     /// Marks `queue`, so that `close()` knows when it is called from it.
     static let queueKey = DispatchSpecificKey<Bool>()
     let channel: OutboxResultChannel
 
     /// One item on its way: taken from the line, loaded, in an attempt or waiting for the next.
+    /// Keyed by the item's identifier: a directory written by a misbehaving owner may hold two
+    /// items with one sequence number.
     struct Delivery {
+        let name: OutboxItemName
         /// The record and its inline body, once read.
         var stored: OutboxStoredItem?
         /// What its files take on disk (record and body file), counted off ``pendingBytes`` when it goes.
@@ -63,6 +70,8 @@ public final class Outbox: @unchecked Sendable {
         var connectFailures = 0
         /// Bumped by every new schedule and attempt: a timer whose generation is stale does nothing.
         var retryGeneration = 0
+        /// Failures in a row to mark or remove its files (a read-only directory): backoff grows with them.
+        var fileFailures = 0
         /// A retry timer is armed (the network's return brings it forward).
         var waitsForRetry = false
         /// Parked because reachability said the host is unreachable.
@@ -74,7 +83,7 @@ public final class Outbox: @unchecked Sendable {
         /// Waiting items in order; those before `head` are taken.
         var pending: [OutboxItemName] = []
         var head = 0
-        var inFlight: [UInt64: Delivery] = [:]
+        var inFlight: [UUID: Delivery] = [:]
         var count = 0
         var bytes: Int64 = 0
         var nextSequence: UInt64 = 1
@@ -123,9 +132,16 @@ public final class Outbox: @unchecked Sendable {
     deinit { close() }
 
     /// Items waiting for delivery or for their result to be handed over (dead letters not included).
+    ///
+    /// It counts an item from the moment `send` reserves its place until its result is handed
+    /// over, and drops at that moment, before the item's files are removed: when a result
+    /// handler returns; in a ``results`` loop, when the loop asks for the next result or its
+    /// iterator is released (a loop left with `break` releases it at the end of the loop; in
+    /// top-level code the iterator lives until the end of its scope); or when the outbox is
+    /// closed with a result in the loop body. A result set aside as corrupt counts the same way.
     public var pendingCount: Int { state.withLock { $0.count } }
 
-    /// What the waiting items take on disk, records and bodies.
+    /// What the waiting items take on disk, records and bodies; it drops with ``pendingCount``.
     public var pendingBytes: Int64 { state.withLock { $0.bytes } }
 
     /// Sets the block each result is handed to — one at a time, in order, on the client's
@@ -187,10 +203,96 @@ public final class Outbox: @unchecked Sendable {
     /// Items parked until reachability says the host is back.
     var waitingForNetworkCount: Int { state.withLock { $0.inFlight.values.filter(\.waitsForNetwork).count } }
 
-    /// The items that ran out of attempts or time, oldest first, read from disk.
+    /// The items that ran out of attempts or time, oldest first, read from disk. A letter that
+    /// cannot be read back (truncated, edited, a symbolic link) is moved to `corrupt/` and
+    /// reported as a result, ``Outcome/failed(_:)`` with
+    /// ``ConveyorError/OutboxFailureReason/corruptItem(movedTo:detail:)``, not silently left out.
     /// - Returns: The dead letters.
-    /// - Throws: ``ConveyorError/outboxFailed(reason:)`` when the directory cannot be read.
+    /// - Throws: ``ConveyorError/outboxFailed(reason:)``: ``ConveyorError/OutboxFailureReason/closed``
+    ///   after ``close()``, ``ConveyorError/OutboxFailureReason/writeFailed(_:_:)`` when the
+    ///   directory cannot be read.
     public func deadLetters() throws -> [Item] {
+        try beginFileWork()
+        defer { fileWork.leave() }
+        var letters: [Item] = []
+        var unreadable: [(OutboxItemName, String)] = []
+        for name in try deadLetterNames() {
+            do {
+                let stored = try OutboxStoredItem.decode(try DurableFiles.readFile(name.url(.item, in: deadDirectory)), expected: name)
+                letters.append(Item(stored: stored, bodyFile: name.url(.body, in: deadDirectory)))
+            } catch {
+                unreadable.append((name, "unreadable dead letter: \(error)"))
+            }
+        }
+        if !unreadable.isEmpty {
+            queue.async { [self, unreadable] in
+                for (name, detail) in unreadable { setAsideCorruptDeadLetter(name, detail: detail) }
+            }
+        }
+        return letters
+    }
+
+    /// Puts a dead letter back at the end of the line with its attempts reset (its age is
+    /// not: an expired item expires again unless ``Configuration/maximumAge`` allows it).
+    ///
+    /// Its record is written into `items/` under its new place first, then its body file moved
+    /// there, then its record in `dead/` removed: a process stopped in between leaves the letter
+    /// in both folders, and the next start finishes the move (see <doc:SendingWhileOffline>).
+    /// - Parameter id: The item's identifier.
+    /// - Throws: ``ConveyorError/OutboxFailureReason/noSuchItem(_:)``, a limit, a write failure,
+    ///   or ``ConveyorError/OutboxFailureReason/closed``.
+    public func retryDeadLetter(_ id: UUID) throws {
+        try beginFileWork()
+        defer { fileWork.leave() }
+        let (name, stored) = try deadLetter(id)
+        var fresh = stored
+        fresh.record.attempts = 0
+        fresh.record.lastError = nil
+        let reserved = stored.record.bodyLength ?? 0
+        let sequence = try reserve(bytes: reserved)
+        let newName = OutboxItemName(sequence: sequence, id: id)
+        var recordWritten = false
+        do {
+            try writeRecord(fresh, as: newName, in: itemsDirectory)
+            recordWritten = true
+            if stored.record.bodyLength != nil, !stored.record.bodyInline {
+                try DurableFiles.move(name.url(.body, in: deadDirectory), to: newName.url(.body, in: itemsDirectory))
+            }
+        } catch {
+            // The body is still in `dead/` (a failed rename moves nothing): the new record goes,
+            // and the letter stays as it was.
+            if recordWritten { DurableFiles.remove(newName.url(.item, in: itemsDirectory)) }
+            unreserve(bytes: reserved)
+            throw ConveyorError.outboxFailed(reason: .writeFailed(error.url, error.error))
+        }
+        // From here the item is in line; what is left in `dead/` a next start removes.
+        reportFailure(Result { () throws(DurableFiles.Failure) in try DurableFiles.syncDirectory(itemsDirectory) })
+        reportFailure(DurableFiles.removeFile(name.url(.item, in: deadDirectory)))
+        reportFailure(DurableFiles.removeFile(name.url(.reported, in: deadDirectory)))
+        reportFailure(Result { () throws(DurableFiles.Failure) in try DurableFiles.syncDirectory(deadDirectory) })
+        let onDisk = diskBytes(newName, in: itemsDirectory)
+        state.withLock { $0.bytes += onDisk - reserved }
+        enqueueAccepted(newName)
+    }
+
+    /// Deletes a dead letter and its body (its record first: a body left alone is removed by the next start).
+    /// - Parameter id: The item's identifier.
+    /// - Throws: ``ConveyorError/OutboxFailureReason/noSuchItem(_:)``, ``ConveyorError/OutboxFailureReason/closed``,
+    ///   or ``ConveyorError/OutboxFailureReason/writeFailed(_:_:)`` when its record cannot be removed.
+    public func removeDeadLetter(_ id: UUID) throws {
+        try beginFileWork()
+        defer { fileWork.leave() }
+        let (name, _) = try deadLetter(id)
+        if case .failure(let failure) = DurableFiles.removeFile(name.url(.item, in: deadDirectory)) {
+            throw ConveyorError.outboxFailed(reason: .writeFailed(failure.url, failure.error))
+        }
+        reportFailure(DurableFiles.removeFile(name.url(.body, in: deadDirectory)))
+        reportFailure(DurableFiles.removeFile(name.url(.reported, in: deadDirectory)))
+        reportFailure(Result { () throws(DurableFiles.Failure) in try DurableFiles.syncDirectory(deadDirectory) })
+    }
+
+    /// The dead letters' names, oldest first.
+    private func deadLetterNames() throws(ConveyorError) -> [OutboxItemName] {
         var names: [OutboxItemName] = []
         do {
             try DurableFiles.forEachName(in: deadDirectory) { fileName in
@@ -199,70 +301,43 @@ public final class Outbox: @unchecked Sendable {
         } catch {
             throw ConveyorError.outboxFailed(reason: .writeFailed(error.url, error.error))
         }
-        return names.sorted().compactMap { name in
-            guard let data = try? Data(contentsOf: name.url(.item, in: deadDirectory)),
-                let stored = try? OutboxStoredItem.decode(data, expected: name)
-            else { return nil }
-            return Item(stored: stored, bodyFile: name.url(.body, in: deadDirectory))
-        }
-    }
-
-    /// Puts a dead letter back at the end of the line with its attempts reset (its age is
-    /// not: an expired item expires again unless ``Configuration/maximumAge`` allows it).
-    /// - Parameter id: The item's identifier.
-    /// - Throws: ``ConveyorError/OutboxFailureReason/noSuchItem(_:)``, a limit, or a write failure.
-    public func retryDeadLetter(_ id: UUID) throws {
-        let (name, stored) = try deadLetter(id)
-        var fresh = stored
-        fresh.record.attempts = 0
-        fresh.record.lastError = nil
-        let reserved = stored.record.bodyLength ?? 0
-        let sequence = try reserve(bytes: reserved)
-        let newName = OutboxItemName(sequence: sequence, id: id)
-        do {
-            if stored.record.bodyLength != nil, !stored.record.bodyInline {
-                try DurableFiles.move(name.url(.body, in: deadDirectory), to: newName.url(.body, in: itemsDirectory))
-            }
-            try writeRecord(fresh, as: newName, in: itemsDirectory)
-            DurableFiles.remove(name.url(.item, in: deadDirectory))
-            DurableFiles.remove(name.url(.reported, in: deadDirectory))
-            try? DurableFiles.syncDirectory(deadDirectory)
-        } catch {
-            unreserve(bytes: reserved)
-            throw ConveyorError.outboxFailed(reason: .writeFailed(error.url, error.error))
-        }
-        let onDisk = diskBytes(newName, in: itemsDirectory)
-        state.withLock { $0.bytes += onDisk - reserved }
-        enqueueAccepted(newName)
-    }
-
-    /// Deletes a dead letter and its body.
-    /// - Parameter id: The item's identifier.
-    /// - Throws: ``ConveyorError/OutboxFailureReason/noSuchItem(_:)``.
-    public func removeDeadLetter(_ id: UUID) throws {
-        let (name, _) = try deadLetter(id)
-        DurableFiles.remove(name.url(.item, in: deadDirectory))
-        DurableFiles.remove(name.url(.body, in: deadDirectory))
-        DurableFiles.remove(name.url(.reported, in: deadDirectory))
-        try? DurableFiles.syncDirectory(deadDirectory)
+        return names.sorted()
     }
 
     private func deadLetter(_ id: UUID) throws -> (OutboxItemName, OutboxStoredItem) {
-        var found: OutboxItemName?
-        try? DurableFiles.forEachName(in: deadDirectory) { fileName in
-            if let (name, kind) = OutboxItemName.parse(fileName), kind == .item, name.id == id { found = name }
-        }
-        guard let name = found, let data = try? Data(contentsOf: name.url(.item, in: deadDirectory)),
+        guard let name = try deadLetterNames().first(where: { $0.id == id }),
+            let data = try? DurableFiles.readFile(name.url(.item, in: deadDirectory)),
             let stored = try? OutboxStoredItem.decode(data, expected: name)
         else { throw ConveyorError.outboxFailed(reason: .noSuchItem(id)) }
         return (name, stored)
     }
 
+    /// Admits one piece of file work outside `queue` (see ``fileWork``); the caller leaves the
+    /// group when it is done.
+    /// - Throws: ``ConveyorError/OutboxFailureReason/closed`` once ``close()`` has begun.
+    func beginFileWork() throws(ConveyorError) {
+        try state.withLock { state throws(ConveyorError) in
+            guard !state.closed else { throw ConveyorError.outboxFailed(reason: .closed) }
+            fileWork.enter()
+        }
+    }
+
+    /// Reports a failed rename, removal or sync of the outbox's own files: posts
+    /// ``Foundation/Notification/Name/conveyorOutboxFileOperationFailed``.
+    func reportFailure(_ result: Result<Void, DurableFiles.Failure>) {
+        guard case .failure(let failure) = result else { return }
+        let error = ConveyorError.outboxFailed(reason: .writeFailed(failure.url, failure.error))
+        NotificationCenter.default.post(name: .conveyorOutboxFileOperationFailed, object: self, userInfo: ["error": error])
+    }
+
     /// Creates the directories and takes the directory's lock.
     private func openDirectory() throws -> DirectoryLock {
+        // 0700, whatever the umask, also for directories an earlier version made 0755: items
+        // carry credentials and personal data.
         for url in [directory, itemsDirectory, deadDirectory, corruptDirectory] {
             do {
                 try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+                try DurableFiles.restrictDirectory(url)
             } catch {
                 throw ConveyorError.outboxFailed(reason: .writeFailed(url, error))
             }

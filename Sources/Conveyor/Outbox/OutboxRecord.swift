@@ -13,13 +13,22 @@ struct OutboxItemName: Hashable, Comparable, Sendable {
         return String(repeating: "0", count: max(0, 16 - hex.count)) + hex + "-" + id.uuidString.lowercased()
     }
 
-    /// Reads a stem back; nil for any other name.
+    /// The highest sequence number a name may carry (2^62, far beyond any outbox's life: a
+    /// million items a second for 146,000 years). A name above it was not written by an outbox:
+    /// it goes to `corrupt/`, so that the next number can never overflow.
+    static let maximumSequence: UInt64 = 1 << 62
+
+    /// Reads a stem back; nil for any other name — one that does not round-trip (upper-case
+    /// digits, a `+` sign) or whose sequence passes ``maximumSequence``: a name the outbox did
+    /// not write is not trusted.
     init?(stem: Substring) {
         guard stem.utf8.count == 16 + 1 + 36, stem.utf8[stem.utf8.index(stem.utf8.startIndex, offsetBy: 16)] == UInt8(ascii: "-"),
-            let sequence = UInt64(stem.prefix(16), radix: 16), let id = UUID(uuidString: String(stem.suffix(36)))
+            let sequence = UInt64(stem.prefix(16), radix: 16), sequence <= Self.maximumSequence,
+            let id = UUID(uuidString: String(stem.suffix(36)))
         else { return nil }
         self.sequence = sequence
         self.id = id
+        guard self.stem == stem else { return nil }
     }
 
     init(sequence: UInt64, id: UUID) {

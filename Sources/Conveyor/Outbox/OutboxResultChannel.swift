@@ -6,10 +6,9 @@ import Foundation
 final class OutboxResultChannel: @unchecked Sendable {
     // @unchecked Sendable: all mutable state is in `state`, behind one Lock.
 
-    /// A result, what to do just before it is handed over (mark it on disk) and once it was.
+    /// A result (its record already marked on disk as being handed over) and what to do once it was.
     struct Pending: Sendable {
         let result: Outbox.ItemResult
-        var handingOver: @Sendable () -> Void = {}
         let acknowledge: @Sendable () -> Void
     }
 
@@ -63,7 +62,6 @@ final class OutboxResultChannel: @unchecked Sendable {
         case .keep: break
         case .handle(let handler): handOver(pending, to: handler)
         case .resume(let waiter):
-            pending.handingOver()
             waiter.resume(returning: pending)
         }
     }
@@ -82,7 +80,6 @@ final class OutboxResultChannel: @unchecked Sendable {
 
     private func handOver(_ pending: Pending, to handler: @escaping @Sendable (Outbox.ItemResult) -> Void) {
         handlerQueue.async {
-            pending.handingOver()
             handler(pending.result)
             pending.acknowledge()
         }
@@ -133,10 +130,7 @@ final class OutboxResultChannel: @unchecked Sendable {
                     state.waiter = continuation
                     return .none
                 }
-                if let immediate {
-                    immediate?.handingOver()
-                    continuation.resume(returning: immediate)
-                }
+                if let immediate { continuation.resume(returning: immediate) }
             }
         } onCancel: {
             let waiter = state.withLock { state -> CheckedContinuation<Pending?, Never>? in

@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 extension MultipartFormData {
     /// The whole body in memory. Use for small bodies; large ones go to a file with
     /// ``writeEncodedData(to:)``.
@@ -13,16 +19,23 @@ extension MultipartFormData {
     }
 
     /// Writes the body to a file through a 64 kB buffer, so memory stays flat for any size.
-    /// A partial file is removed when writing fails.
+    /// The file is made readable and writable by its owner only (0600). A partial file is
+    /// removed when writing fails.
     /// - Parameter fileURL: Where to write; an existing file is replaced.
     /// - Throws: ``ConveyorError/multipartEncodingFailed(reason:)``, naming the file on write errors (disk full, permissions).
     public func writeEncodedData(to fileURL: URL) throws {
         let writeFailed = { (error: any Error) in ConveyorError.multipartEncodingFailed(reason: .bodyFileWriteFailed(fileURL, error)) }
-        guard FileManager.default.createFile(atPath: fileURL.path, contents: nil) else {
-            throw writeFailed(CocoaError(.fileWriteNoPermission))
+        // 0600 whatever the umask (`fchmod`, also for a file that existed): a body carries what
+        // the user posts — for an outbox item, kept on disk for days.
+        let descriptor = open(fileURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw writeFailed(POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)) }
+        guard fchmod(descriptor, 0o600) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw writeFailed(POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO))
         }
         do {
-            let handle = try FileHandle(forWritingTo: fileURL)
+            let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
             defer { try? handle.close() }
             var buffer = Data()
             buffer.reserveCapacity(Self.bufferSize)
