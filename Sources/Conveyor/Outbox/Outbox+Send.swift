@@ -15,7 +15,9 @@ extension Outbox {
 
     /// Accepts a request whose parameters are encoded by `requestSerializer` (the client's by
     /// default), as ``HTTPClient/request(method:path:parameters:headers:requestSerializer:)``
-    /// builds it. Returns once the item is on disk, synced; never waits for the network.
+    /// builds it. Returns once the item is on disk, synced; never waits for the network. Its
+    /// two or three `fsync`s run on the calling thread: from a Task, `await` the `async` form,
+    /// which does them off Swift Concurrency's pool.
     /// - Parameters:
     ///   - method: The HTTP method.
     ///   - path: Resolved against the client's base URL now; the item keeps the absolute URL.
@@ -76,6 +78,15 @@ extension Outbox {
         method: HTTPMethod = .post, path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:],
         constructingBody: (MultipartFormData) throws -> Void
     ) throws -> UUID {
+        let (request, form) = try multipartRequest(method, path, parameters, headers, constructingBody)
+        return try accept(request, body: .multipart(form))
+    }
+
+    /// The multipart request and its form, parts appended.
+    func multipartRequest(
+        _ method: HTTPMethod, _ path: String, _ parameters: Parameters?, _ headers: HTTPHeaders,
+        _ constructingBody: (MultipartFormData) throws -> Void
+    ) throws -> (URLRequest, MultipartFormData) {
         var request = try bareRequest(method, path, headers)
         let form = MultipartFormData()
         for (name, value) in try QueryStringEncoder().pairs(for: parameters ?? [:]) {
@@ -83,7 +94,7 @@ extension Outbox {
         }
         try constructingBody(form)
         request.setHeader(form.contentType, for: "Content-Type")
-        return try accept(request, body: .multipart(form))
+        return (request, form)
     }
 
     /// Accepts a request whose body is the file at `fileURL`, copied into the outbox now (the
@@ -98,13 +109,18 @@ extension Outbox {
     ///   ``send(method:path:parameters:headers:requestSerializer:)``.
     @discardableResult
     public func send(method: HTTPMethod = .post, path: String, fileURL: URL, headers: HTTPHeaders = [:]) throws -> UUID {
+        try accept(fileRequest(method, path, fileURL, headers), body: .file(fileURL))
+    }
+
+    /// The request of a file body; `Content-Type` from the extension unless given.
+    func fileRequest(_ method: HTTPMethod, _ path: String, _ fileURL: URL, _ headers: HTTPHeaders) throws -> URLRequest {
         var request = try bareRequest(method, path, headers)
         if headers["Content-Type"] == nil { request.setHeader(MIMEType.forPath(fileURL.lastPathComponent), for: "Content-Type") }
-        return try accept(request, body: .file(fileURL))
+        return request
     }
 
     /// The request with only what belongs to the item: no default headers, no credentials.
-    private func bareRequest(_ method: HTTPMethod, _ path: String, _ headers: HTTPHeaders) throws -> URLRequest {
+    func bareRequest(_ method: HTTPMethod, _ path: String, _ headers: HTTPHeaders) throws -> URLRequest {
         var request = URLRequest(url: try client.url(for: path))
         if method != .get { request.httpMethod = method.rawValue }
         request.setHeaders(headers)

@@ -35,7 +35,7 @@ struct OutboxTests {
         var ids: [UUID] = []
         for index in 0..<5 {
             ids.append(
-                try outbox.send(method: .post, path: "apply", body: Note(index: index, text: "on the train"), requestSerializer: .json))
+                try await outbox.send(method: .post, path: "apply", body: Note(index: index, text: "on the train"), requestSerializer: .json))
         }
         #expect(outbox.pendingCount == 5 && directory.names(in: "items").count == 5)  // small bodies live in their record
         #expect(server.receivedRequests.isEmpty)  // no consumer, nothing sent
@@ -70,7 +70,7 @@ struct OutboxTests {
         var id = UUID()
         do {
             let outbox = try testClient(server, .curl).outbox(directory: directory.url)
-            id = try outbox.send(method: .post, path: "apply", body: ["n": 1], requestSerializer: .json)
+            id = try await outbox.send(method: .post, path: "apply", body: ["n": 1], requestSerializer: .json)
             outbox.close()
         }
         let items = directory.url.appendingPathComponent("items")
@@ -97,9 +97,9 @@ struct OutboxTests {
         let bytes = FileDownloadTests.pattern(3 << 20)
         try bytes.write(to: source)
         let outbox = try testClient(server, transport).outbox(directory: directory.url.appendingPathComponent("box"))
-        let file = try outbox.send(method: .put, path: "upload", fileURL: source)
+        let file = try await outbox.send(method: .put, path: "upload", fileURL: source)
         try FileManager.default.removeItem(at: source)  // the outbox has its own copy
-        let form = try outbox.send(path: "upload", parameters: ["station": "Basel"]) { form in
+        let form = try await outbox.send(path: "upload", parameters: ["station": "Basel"]) { form in
             form.append(data: Data("42.1".utf8), name: "reading", fileName: "r.txt", mimeType: "text/plain")
         }
         var results = outbox.results.makeAsyncIterator()
@@ -137,7 +137,7 @@ struct OutboxTests {
         }
         let directory = try TemporaryDirectory()
         let outbox = try testClient(server, .curl).outbox(directory: directory.url, configuration: Self.quick())
-        let id = try outbox.send(method: .post, path: "flaky", parameters: ["a": "1"])
+        let id = try await outbox.send(method: .post, path: "flaky", parameters: ["a": "1"])
         let log = ResultLog(outbox)
         let result = try #require(await log.first(1).first)
         guard case .succeeded(let response) = result.outcome else { return #expect(Bool(false), "\(result.outcome)") }
@@ -154,8 +154,8 @@ struct OutboxTests {
         let inbox = IdempotentInbox(server)
         let directory = try TemporaryDirectory()
         let outbox = try testClient(server, .curl).outbox(directory: directory.url, configuration: Self.quick())
-        try outbox.send(method: .post, path: "reject")
-        let good = try outbox.send(method: .post, path: "apply")
+        try await outbox.send(method: .post, path: "reject")
+        let good = try await outbox.send(method: .post, path: "apply")
         let results = await ResultLog(outbox).first(2)
         guard case .failed(let error) = results[0].outcome else { return #expect(Bool(false), "\(results[0].outcome)") }
         #expect(error.statusCode == 422 && server.requestCount(path: "/reject") == 1)
@@ -173,7 +173,7 @@ struct OutboxTests {
         let directory = try TemporaryDirectory()
         let outbox = try testClient(server, .curl).outbox(
             directory: directory.url, configuration: Self.quick { $0.maximumAttempts = 3 })
-        let id = try outbox.send(method: .post, path: "sometimes", body: ["n": 1], requestSerializer: .json)
+        let id = try await outbox.send(method: .post, path: "sometimes", body: ["n": 1], requestSerializer: .json)
         let log = ResultLog(outbox)
         let first = try #require(await log.first(1).first)
         guard case .deadLettered(.outboxFailed(.attemptsExhausted(3, let last))) = first.outcome else {
@@ -204,7 +204,7 @@ struct OutboxTests {
         defer { server.stop() }
         let directory = try TemporaryDirectory()
         let outbox = try testClient(server, .curl).outbox(directory: directory.url, configuration: Self.quick { $0.maximumAge = 0 })
-        try outbox.send(method: .post, path: "apply")
+        try await outbox.send(method: .post, path: "apply")
         let result = try #require(await ResultLog(outbox).first(1).first)
         guard case .deadLettered(.outboxFailed(.expired)) = result.outcome else { return #expect(Bool(false), "\(result.outcome)") }
         #expect(server.receivedRequests.isEmpty && directory.names(in: "dead").filter { $0.hasSuffix(".item") }.count == 1)
@@ -285,7 +285,7 @@ struct OutboxTests {
         let client = testClient(server, transport) { $0.authenticator = authenticator }
         let directory = try TemporaryDirectory()
         let outbox = try client.outbox(directory: directory.url, configuration: Self.quick())
-        try outbox.send(method: .post, path: "apply", body: ["n": 1], requestSerializer: .json)
+        try await outbox.send(method: .post, path: "apply", body: ["n": 1], requestSerializer: .json)
         let record = try Data(
             contentsOf: directory.url.appendingPathComponent("items").appendingPathComponent(directory.names(in: "items")[0]))
         #expect(!String(decoding: record, as: UTF8.self).contains("stale") && !String(decoding: record, as: UTF8.self).contains("Bearer"))
@@ -329,7 +329,7 @@ struct OutboxTests {
         defer { server.stop() }
         let inbox = IdempotentInbox(server)
         let outbox = try testClient(server, .curl).outbox(directory: disk.url.appendingPathComponent("outbox"))
-        let first = try outbox.send(method: .post, path: "apply", parameters: ["n": 1])
+        let first = try await outbox.send(method: .post, path: "apply", parameters: ["n": 1])
         let filler = disk.url.appendingPathComponent("filler")
         #expect(FileManager.default.createFile(atPath: filler.path, contents: Data(count: 200 << 10)))
         #expect { try outbox.send(method: .post, path: "apply", parameters: ["pad": String(repeating: "x", count: 100 << 10)]) } throws: {
@@ -354,10 +354,10 @@ struct OutboxTests {
         var ids: [UUID] = []
         do {
             let outbox = try testClient(server, .curl).outbox(directory: directory.url)
-            ids.append(try outbox.send(method: .post, path: "apply", parameters: ["n": 0]))
-            ids.append(try outbox.send(method: .post, path: "apply", parameters: ["n": 1]))
-            ids.append(try outbox.send(method: .post, path: "apply", parameters: ["pad": big]))
-            ids.append(try outbox.send(method: .post, path: "apply", parameters: ["n": 3]))
+            ids.append(try await outbox.send(method: .post, path: "apply", parameters: ["n": 0]))
+            ids.append(try await outbox.send(method: .post, path: "apply", parameters: ["n": 1]))
+            ids.append(try await outbox.send(method: .post, path: "apply", parameters: ["pad": big]))
+            ids.append(try await outbox.send(method: .post, path: "apply", parameters: ["n": 3]))
             outbox.close()
         }
         let items = directory.url.appendingPathComponent("items")
