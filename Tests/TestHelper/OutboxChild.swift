@@ -59,3 +59,30 @@ func outboxChild(arguments: [String]) -> Never {
     _ = observer
     exit(0)
 }
+
+/// `outbox-retry-dead <directory>`: opens the outbox in <directory> without a consumer (nothing
+/// is sent), and for each dead letter prints `retrying <id>`, calls `retryDeadLetter`, and
+/// prints `retried <id>`; then `done`, exit 0. The crash tests kill it with SIGKILL in between.
+func outboxRetryDeadChild(arguments: [String]) -> Never {
+    guard arguments.count == 1 else {
+        say("usage: outbox-retry-dead <directory>")
+        exit(2)
+    }
+    var configuration = HTTPClient.Configuration.default
+    configuration.monitorsReachability = false
+    configuration.cache = nil
+    let client = HTTPClient(baseURL: URL(string: "http://127.0.0.1:9/")!, configuration: configuration)
+    do {
+        let outbox = try client.outbox(directory: URL(fileURLWithPath: arguments[0]))
+        for letter in try outbox.deadLetters() {
+            say("retrying \(letter.id.uuidString)")
+            try outbox.retryDeadLetter(letter.id)
+            say("retried \(letter.id.uuidString)")
+        }
+    } catch {
+        say("error \(error)")
+        exit(3)
+    }
+    say("done")
+    exit(0)
+}

@@ -8,6 +8,8 @@
 //     GETs <base-url>/proxied through the curl transport and prints "status N".
 //   ConveyorTestHelper outbox <base-url> <directory> <count> <transport> <body-bytes>
 //     sends through a durable outbox and reports results (OutboxChild.swift).
+//   ConveyorTestHelper outbox-retry-dead <directory>
+//     puts every dead letter of the outbox back in line, printing each step (OutboxChild.swift).
 import Conveyor
 import Foundation
 import Synchronization
@@ -134,6 +136,7 @@ func proxyGet(baseURL: URL) -> Never {
 switch arguments.first {
 case "reachability": exit(reachability())
 case "outbox": outboxChild(arguments: Array(arguments.dropFirst()))
+case "outbox-retry-dead": outboxRetryDeadChild(arguments: Array(arguments.dropFirst()))
 case "proxy-get": proxyGet(baseURL: URL(string: Array(arguments.dropFirst())[0])!)
 case "drain", "drain-twice":
     let rest = Array(arguments.dropFirst())

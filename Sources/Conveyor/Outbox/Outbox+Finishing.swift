@@ -99,6 +99,8 @@ extension Outbox {
         let stored: OutboxStoredItem
         do {
             stored = try OutboxStoredItem.decode(try DurableFiles.readFile(name.url(.item, in: deadDirectory)), expected: name)
+        } catch let failure as DurableFiles.Failure where failure.code == ENOENT {
+            return  // retried or removed meanwhile (`retryDeadLetter` runs on the caller's thread)
         } catch {
             return setAsideCorruptDeadLetter(name, detail: "unreadable dead letter: \(error)")
         }

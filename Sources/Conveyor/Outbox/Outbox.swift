@@ -220,6 +220,8 @@ public final class Outbox: @unchecked Sendable {
             do {
                 let stored = try OutboxStoredItem.decode(try DurableFiles.readFile(name.url(.item, in: deadDirectory)), expected: name)
                 letters.append(Item(stored: stored, bodyFile: name.url(.body, in: deadDirectory)))
+            } catch let failure as DurableFiles.Failure where failure.code == ENOENT {
+                continue  // retried or removed since the names were read
             } catch {
                 unreadable.append((name, "unreadable dead letter: \(error)"))
             }

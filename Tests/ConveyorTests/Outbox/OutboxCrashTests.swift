@@ -124,4 +124,84 @@ struct OutboxCrashTests {
         // Some keys must have been sent again after a kill, or the server's deduplication was never needed.
         #expect(byKey.values.contains { $0.count > 1 })
     }
+
+    /// Writes `count` items whose 100 kB bodies are files of their own (past the 64 KiB kept in
+    /// a record) and makes them dead letters, as a process that moved them to `dead/` leaves
+    /// them (record and body file there).
+    static func makeDeadLetters(_ count: Int, client: HTTPClient, in directory: TemporaryDirectory) throws -> [UUID] {
+        let outbox = try client.outbox(directory: directory.url)
+        let ids = try (0..<count).map { index in
+            try outbox.send(method: .post, path: "upload", parameters: ["n": index, "pad": String(repeating: "z", count: 100_000)])
+        }
+        outbox.close()
+        let items = directory.url.appendingPathComponent("items")
+        let dead = directory.url.appendingPathComponent("dead")
+        for name in directory.names(in: "items") {
+            try FileManager.default.moveItem(at: items.appendingPathComponent(name), to: dead.appendingPathComponent(name))
+        }
+        return ids
+    }
+
+    @Test("SIGKILL during retryDeadLetter, 50 processes: every dead letter keeps its body, in dead/ or back in line, and is delivered whole")
+    func sigkillDuringRetry() async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        server.route("/upload") { request in .text("\(request.bodyLength)", status: 201) }
+        let client = testClient(server, .curl)
+        var kills = 0
+        var runs = 0
+        var inLine = 0
+        var stillDead = 0
+        // Until 50 children were killed for real (one that finished first does not count); 100 runs at most.
+        while kills < 50, runs < 100 {
+            runs += 1
+            let directory = try TemporaryDirectory()
+            let ids = try Self.makeDeadLetters(4, client: client, in: directory)
+            let child = try HelperProcess(["outbox-retry-dead", directory.url.path])
+            let target = Int.random(in: 1...ids.count)
+            var started = 0
+            var killed = false
+            var lines: [String] = []
+            for await line in child.lines {
+                lines.append(line)
+                guard !killed else { continue }
+                if line.hasPrefix("retrying") { started += 1 }
+                if started == target {
+                    // A random moment inside that retry; the test waits on lines, not on this delay.
+                    try await Task.sleep(nanoseconds: UInt64.random(in: 0...300_000))
+                    child.kill()
+                    killed = true
+                }
+            }
+            await child.exited()
+            if child.process.terminatedBySignal { kills += 1 }
+            #expect(!lines.contains { $0.hasPrefix("error") }, "\(lines)")
+            // The next start finds each letter exactly once, whole: a dead letter with its body
+            // file, or an item back in line with its body.
+            let outbox = try client.outbox(directory: directory.url, configuration: OutboxTests.quick())
+            let dead = try outbox.deadLetters()
+            #expect(dead.count + outbox.pendingCount == ids.count, "run \(runs): \(dead.count) dead, \(outbox.pendingCount) in line")
+            for letter in dead {
+                #expect(letter.bodyFile.flatMap { DurableFiles.size(of: $0) } == letter.bodyLength, "run \(runs): \(letter.id) lost its body")
+            }
+            #expect(directory.names(in: "corrupt").isEmpty, "run \(runs): \(directory.names(in: "corrupt"))")
+            inLine += outbox.pendingCount
+            stillDead += dead.count
+            for letter in dead { try outbox.retryDeadLetter(letter.id) }
+            let results = await ResultLog(outbox).first(ids.count)
+            #expect(Set(results.map(\.id)) == Set(ids))
+            for result in results {
+                guard case .succeeded(let response) = result.outcome, let length = result.item?.bodyLength else {
+                    Issue.record("run \(runs): \(result.outcome)")
+                    continue
+                }
+                #expect(String(decoding: response.data, as: UTF8.self) == "\(length)")
+            }
+            outbox.close()
+        }
+        #expect(kills >= 50, "\(kills) of \(runs) runs were killed")
+        // Kills landed both before and after retries: some letters were back in line, some not yet.
+        #expect(inLine > 0 && stillDead > 0)
+    }
 }
+
