@@ -137,9 +137,7 @@ extension Outbox {
         if length <= configuration.inMemoryBodyLimit {
             request.httpBody = try Data(contentsOf: bodyURL)
         } else {
-            let stream = BodyFileStream(fileURL: bodyURL)
-            request.httpBodyStream = stream
-            UploadBodyFiles.shared.register(stream, file: bodyURL, isTemporary: false)
+            request.httpBodyStream = try BodyFileStream(fileURL: bodyURL)
         }
         return request
     }
