@@ -18,6 +18,9 @@ final class BodyFileStream: InputStream, TemporaryBodyFileOwner {
     let snapshot: BodyFile.Snapshot
     /// The file, when Conveyor wrote it and removes it.
     let temporaryFile: TemporaryBodyFile?
+    /// The file a transport opened for this stream, which every opening reads from the start:
+    /// its failures are the ones the transport reports.
+    private var preopened: OpenBodyFile?
     private var cursor: BodyFileCursor?
     private var status: Stream.Status = .notOpen
     private var failure: (any Error)?
@@ -38,7 +41,7 @@ final class BodyFileStream: InputStream, TemporaryBodyFileOwner {
     /// A stream over a file a transport has opened and checked already.
     convenience init(opened file: OpenBodyFile) {
         self.init(snapshot: file.snapshot)
-        cursor = BodyFileCursor(file)
+        preopened = file
     }
 
     /// A stream over the file at `fileURL` as it is now.
@@ -48,20 +51,16 @@ final class BodyFileStream: InputStream, TemporaryBodyFileOwner {
     }
 
     override func open() {
-        switch status {
-        case .open: return
-        case .notOpen where cursor != nil: break
-        default:
-            do {
-                cursor = BodyFileCursor(try OpenBodyFile(cursor?.file.snapshot ?? snapshot))
-            } catch {
-                cursor = nil
-                failure = error
-                status = .error
-                return
-            }
+        guard status != .open else { return }
+        do {
+            cursor = BodyFileCursor(try preopened ?? OpenBodyFile(snapshot))
+            failure = nil
+            status = .open
+        } catch {
+            cursor = nil
+            failure = error
+            status = .error
         }
-        status = .open
     }
 
     override func close() {

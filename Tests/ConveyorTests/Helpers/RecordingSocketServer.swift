@@ -63,9 +63,11 @@ final class RecordingSocketServer: Sendable {
         Thread.detachNewThread { [self] in serve() }
     }
 
+    /// Stops accepting. The descriptor is closed by the serving thread as it leaves, never
+    /// here: closed under it, its number could go to another test's listening socket, whose
+    /// connections this thread would then take.
     func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
         bodyGate.signal()
     }
 
@@ -97,6 +99,7 @@ final class RecordingSocketServer: Sendable {
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else {
                 if errno == EINTR { continue }
+                close(listener)
                 return
             }
             accepted.withLock { $0 += 1 }
