@@ -73,7 +73,7 @@ struct BodyFileTests {
         }
     }
 
-    @Test("Its body stream is the file to any reader: read directly, and sent by a plain URLSession; a file gone reports an error")
+    @Test("Its body stream is the file to any reader: read directly, and sent by a plain URLSession; a file gone reports bodyFileFailed")
     func streamReadsTheFile() async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
@@ -107,7 +107,8 @@ struct BodyFileTests {
         try FileManager.default.removeItem(at: url)
         gone.open()
         #expect(gone.streamStatus == .error)
-        #expect((gone.streamError as? POSIXError)?.code == .ENOENT)
+        let goneError = gone.streamError as? ConveyorError
+        #expect(goneError.map { if case .bodyFileFailed(.fileNotFound(url)) = $0 { true } else { false } } == true)
         #expect(gone.read(&buffer, maxLength: buffer.count) == -1)
     }
 

@@ -10,8 +10,9 @@ extension HTTPClient {
     ///
     /// Bodies up to ``Configuration/multipartMemoryThreshold`` are built in memory; larger
     /// ones are written to a temporary file, which an operation uploads with an exact
-    /// `Content-Length` and removes when it finishes, fails or is cancelled. Use the returned
-    /// request for one operation.
+    /// `Content-Length` and removes when it finishes, fails or is cancelled; a request that is
+    /// never sent removes it when its last copy goes away. Use the returned request for one
+    /// operation.
     /// - Parameters:
     ///   - method: The method; default `POST`.
     ///   - path: Resolved against ``baseURL``.
@@ -52,15 +53,23 @@ extension HTTPClient {
         }
         let file = configuration.temporaryDirectory.appendingPathComponent("conveyor-multipart-\(UUID().uuidString)")
         try form.writeEncodedData(to: file)
-        let stream: InputStream
+        // Owned by the body stream from here: removed when the operation ends, or with the
+        // last copy of a request that is never sent.
+        let temporary = TemporaryBodyFile(file)
         if let throttle = form.throttle {
-            stream = ThrottledInputStream(
+            let stream = ThrottledInputStream(
                 source: .file(file), length: form.contentLength, packetSize: throttle.packetSize, delay: throttle.delay)
+            stream.temporaryFile = temporary
+            request.httpBodyStream = stream
         } else {
-            stream = BodyFileStream(fileURL: file)
+            let snapshot: BodyFile.Snapshot
+            do {
+                snapshot = try BodyFile.Snapshot(of: file)
+            } catch {
+                throw ConveyorError.multipartEncodingFailed(reason: .bodyFileWriteFailed(file, error))
+            }
+            request.httpBodyStream = BodyFileStream(snapshot: snapshot, temporaryFile: temporary)
         }
-        request.httpBodyStream = stream
-        UploadBodyFiles.shared.register(stream, file: file, isTemporary: true, uploadsFromFile: form.throttle == nil)
         return request
     }
 

@@ -67,8 +67,11 @@ public enum ConveyorError: Error, Sendable {
     /// item ran out of attempts or time. Items already accepted are never harmed by a refusal.
     case outboxFailed(reason: OutboxFailureReason)
     /// The file given as a request body
-    /// (``HTTPClient/request(method:path:bodyFile:headers:)``) is not a `file:` URL, missing, a
-    /// directory or unreadable. Nothing was sent.
+    /// (``HTTPClient/request(method:path:bodyFile:headers:)``, or a multipart body Conveyor wrote
+    /// to a file) is not a `file:` URL, missing, a directory, unreadable or not a regular file;
+    /// it changed after the request was built; or the request's framing fields contradict its
+    /// length. Nothing was sent — or, for a file that changed during the upload, the body was
+    /// cut short before its last byte, so the server never received a whole request.
     case bodyFileFailed(reason: BodyFileFailureReason)
 
     /// Why a file could not be a request body.
@@ -81,6 +84,16 @@ public enum ConveyorError: Error, Sendable {
         case fileIsDirectory(URL)
         /// The file exists but cannot be read.
         case fileNotReadable(URL)
+        /// The URL names a FIFO, a device (`/dev/zero`), a socket: something whose length is
+        /// not a fact that a `Content-Length` could announce.
+        case notARegularFile(URL)
+        /// The file is not the one the request was built with: its size, modification time or
+        /// inode differ (it grew, shrank, was rewritten or replaced), before or during the upload.
+        case fileChanged(URL)
+        /// The request's `field` contradicts the file's exact length: a `Transfer-Encoding`
+        /// (RFC 9112 §6.1 forbids it beside `Content-Length`), or a `Content-Length` that is not
+        /// the file's size when the request was built.
+        case framingConflict(URL, field: String)
 
         /// A readable explanation naming the file.
         public var description: String {
@@ -89,6 +102,11 @@ public enum ConveyorError: Error, Sendable {
             case .fileNotFound(let url): return "no file at \(url.path)"
             case .fileIsDirectory(let url): return "\(url.path) is a directory"
             case .fileNotReadable(let url): return "\(url.path) cannot be read"
+            case .notARegularFile(let url): return "\(url.path) is not a regular file"
+            case .fileChanged(let url):
+                return "\(url.path) changed after the request was built (its size, modification time or inode differ)"
+            case .framingConflict(let url, let field):
+                return "the request's \(field) field contradicts the exact length of \(url.path)"
             }
         }
     }

@@ -7,7 +7,7 @@ import Foundation
 /// stream property URLSession consults, `streamError` included: corelibs' own implementation
 /// traps when there is no error.
 /// Not Sendable (InputStream is not): URLSession reads a body stream from one thread at a time.
-final class ThrottledInputStream: InputStream {
+final class ThrottledInputStream: InputStream, TemporaryBodyFileOwner {
     enum Source {
         case data(Data)
         case file(URL)
@@ -25,6 +25,8 @@ final class ThrottledInputStream: InputStream {
     /// pace the upload (`CURLOPT_MAX_SEND_SPEED_LARGE`) instead: a read that sleeps would stall
     /// every transfer sharing its thread.
     var sleepsBetweenPackets = true
+    /// The file read, when Conveyor wrote it (a multipart body): it lives as long as the stream.
+    var temporaryFile: TemporaryBodyFile?
 
     /// The average rate the throttle allows, in bytes per second; nil without a delay.
     var bytesPerSecond: Int64? {

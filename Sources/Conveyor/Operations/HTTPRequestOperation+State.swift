@@ -397,7 +397,7 @@ extension HTTPRequestOperation {
         }
         // A multipart body file Conveyor wrote is removed however the operation ended, and so
         // is a partial download that did not succeed.
-        UploadBodyFiles.shared.finish(request)
+        (request.httpBodyStream as? any TemporaryBodyFileOwner)?.temporaryFile?.remove()
         if case .failure = result {
             claimed.task?.cancel()
             claimed.file?.discard()

@@ -99,7 +99,14 @@ extension HTTPRequestOperation {
             request.setHeader("bytes=\(offset)-", for: "Range")
             request.setHeader(validator, for: "If-Range")
         }
-        let bodyFile = UploadBodyFiles.shared.entry(for: request).flatMap { $0.uploadsFromFile ? $0.file : nil }
+        // A file body goes to the transport as the file, with the length fixed when it was built.
+        let bodyFile: BodyFile.Snapshot?
+        do {
+            bodyFile = try BodyFileStream.bodyFile(of: request, fields: fields)
+        } catch {
+            fail(error, response: nil, retryable: false)
+            return
+        }
         let delegate = AttemptDelegate(operation: self, attempt: attempt)
         let task: any TransportTask
         // A ranged continuation of a partial body is not a cacheable exchange.

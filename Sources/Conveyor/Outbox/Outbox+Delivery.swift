@@ -142,9 +142,7 @@ extension Outbox {
         if length <= configuration.inMemoryBodyLimit {
             request.httpBody = try DurableFiles.readFile(bodyURL)
         } else {
-            let stream = BodyFileStream(fileURL: bodyURL)
-            request.httpBodyStream = stream
-            UploadBodyFiles.shared.register(stream, file: bodyURL, isTemporary: false)
+            request.httpBodyStream = try BodyFileStream(fileURL: bodyURL)
         }
         return request
     }

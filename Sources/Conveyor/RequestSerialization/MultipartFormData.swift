@@ -181,7 +181,8 @@ public final class MultipartFormData {
             case .notAFileURL(let url): throw ConveyorError.multipartEncodingFailed(reason: .notAFileURL(url))
             case .fileNotFound(let url): throw ConveyorError.multipartEncodingFailed(reason: .fileNotFound(url))
             case .fileIsDirectory(let url): throw ConveyorError.multipartEncodingFailed(reason: .fileIsDirectory(url))
-            case .fileNotReadable(let url): throw ConveyorError.multipartEncodingFailed(reason: .fileNotReadable(url))
+            case .fileNotReadable(let url), .notARegularFile(let url), .fileChanged(let url), .framingConflict(let url, _):
+                throw ConveyorError.multipartEncodingFailed(reason: .fileNotReadable(url))
             }
         }
     }

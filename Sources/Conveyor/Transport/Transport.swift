@@ -16,9 +16,11 @@ protocol Transport: AnyObject, Sendable {
     /// Starts sending `request`. Events for the task go to `delegate`, serially.
     /// - Parameters:
     ///   - request: The request; its `httpBody` (or body stream) is the body unless `bodyFile` is set.
-    ///   - bodyFile: A file to send as the body, with an exact `Content-Length`.
+    ///   - bodyFile: A file to send as the body: exactly its snapshot's length, with that
+    ///     `Content-Length`, failing with ``ConveyorError/bodyFileFailed(reason:)`` when the file
+    ///     is not the snapshot's (checked when it is opened, and again before its last byte).
     ///   - delegate: Receives the task's events.
-    func startTask(for request: URLRequest, bodyFile: URL?, delegate: any TransportTaskDelegate) -> any TransportTask
+    func startTask(for request: URLRequest, bodyFile: BodyFile.Snapshot?, delegate: any TransportTaskDelegate) -> any TransportTask
 
     /// The cookie storage the transport sends from; the cache stamps a request with it first,
     /// to decide on the request as it will be sent.

@@ -73,7 +73,7 @@ final class URLSessionTransport: Transport {
         session = URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
     }
 
-    func startTask(for request: URLRequest, bodyFile: URL?, delegate: any TransportTaskDelegate) -> any TransportTask {
+    func startTask(for request: URLRequest, bodyFile: BodyFile.Snapshot?, delegate: any TransportTaskDelegate) -> any TransportTask {
         if let trustError, request.url?.scheme?.lowercased() == "https" {
             let error = ConveyorError.serverTrustFailed(host: request.url?.host ?? "the server", reason: trustError)
             return RefusedTransportTask.refusing(error, delegate: delegate, on: session.delegateQueue)
@@ -97,18 +97,36 @@ final class URLSessionTransport: Transport {
         if let error = cookies.stamp(&request) {
             return RefusedTransportTask.refusing(error, delegate: delegate, on: session.delegateQueue)
         }
+        var delegate = delegate
+        var openFile: OpenBodyFile?
+        if let bodyFile {
+            // Checked and opened here (O_NONBLOCK: a FIFO cannot block this thread), not left to
+            // corelibs' `uploadTask(fromFile:)`: that reads the file to its end, whatever the
+            // Content-Length said (a grown file's extra bytes became the next request on the
+            // connection), and sent a FIFO or /dev/zero as an empty body.
+            do {
+                let file = try OpenBodyFile(bodyFile)
+                openFile = file
+                delegate = BodyFileUploadDelegate(delegate, file: file)
+            } catch {
+                return RefusedTransportTask.refusing(error, delegate: delegate, on: session.delegateQueue)
+            }
+            request.setHeader(String(bodyFile.length), for: "Content-Length")
+            // corelibs sends a stream body with libcurl's chunked coding unless the request
+            // names a Transfer-Encoding; a blank one is that name, yet libcurl never sends a
+            // field without a value. So the body goes out unchunked under its exact
+            // Content-Length, and the stream ends after that many bytes.
+            request.setHeader(" ", for: "Transfer-Encoding")
+        }
         let prepared = request
         let session = session
         let router = router
+        let bodyFileToSend = openFile
         @Sendable func makeTask(reporting delegate: any TransportTaskDelegate) -> URLSessionTask {
-            let task: URLSessionTask
-            if let bodyFile {
-                var request = prepared
-                request.httpBodyStream = nil
-                task = session.uploadTask(with: request, fromFile: bodyFile)
-            } else {
-                task = session.dataTask(with: prepared)
-            }
+            var request = prepared
+            // A new stream per task, reading the file opened above from its first byte.
+            if let bodyFileToSend { request.httpBodyStream = BodyFileStream(opened: bodyFileToSend) }
+            let task = session.dataTask(with: request)
             router.register(delegate, for: task)
             task.resume()
             return task

@@ -22,7 +22,7 @@ extension HTTPCache {
     /// Starts one attempt through the cache: answers it from a stored entry, sends it as a
     /// conditional request, or sends it as is — storing or invalidating on the way back.
     func startTask(
-        for request: URLRequest, bodyFile: URL?, transport: any Transport,
+        for request: URLRequest, bodyFile: BodyFile.Snapshot?, transport: any Transport,
         delegate: any TransportTaskDelegate, options: HTTPCacheOptions
     ) -> any TransportTask {
         let method = (request.httpMethod ?? "GET").uppercased()

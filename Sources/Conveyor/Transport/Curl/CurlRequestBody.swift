@@ -8,20 +8,21 @@
     /// The body of a request sent by the curl transport, read by libcurl's read callback in
     /// pieces of its buffer size, so a file or stream is never loaded into memory.
     final class CurlRequestBody: @unchecked Sendable {
-        // @unchecked Sendable: the mutable state (position, descriptor, stream) is in `reader`,
+        // @unchecked Sendable: the mutable state (position, cursor, stream) is in `reader`,
         // behind one Lock; `length` is immutable.
 
         enum Source: @unchecked Sendable {
             // @unchecked: an InputStream is read by one thread at a time, under the body's lock.
             case data(Data)
-            case file(URL)
+            /// Opened and checked by the transport before the loop sees it.
+            case file(OpenBodyFile)
             case stream(InputStream)
         }
 
         fileprivate struct Reader {
             let source: Source
             var offset = 0
-            var descriptor: Int32 = -1
+            var cursor: BodyFileCursor?
             var streamOpened = false
         }
 
@@ -44,28 +45,16 @@
         ///   - source: Where the bytes come from.
         ///   - declaredLength: The request's `Content-Length`, which a stream of otherwise unknown
         ///     length is sent with (instead of chunked).
-        /// - Throws: `URLError(.fileDoesNotExist)` or `.cannotOpenFile` when a file cannot be read.
-        init(_ source: Source, declaredLength: Int64? = nil) throws {
+        init(_ source: Source, declaredLength: Int64? = nil) {
             var reader = Reader(source: source)
             switch source {
             case .data(let data):
                 length = Int64(data.count)
-            case .file(let url):
-                let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
-                guard descriptor >= 0 else {
-                    let code: URLError.Code = errno == ENOENT ? .fileDoesNotExist : .cannotOpenFile
-                    throw URLError(
-                        code,
-                        userInfo: [NSLocalizedDescriptionKey: "cannot open the body file \(url.path): \(String(cString: strerror(errno)))"])
-                }
-                var info = stat()
-                guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-                    close(descriptor)
-                    throw URLError(
-                        .cannotOpenFile, userInfo: [NSLocalizedDescriptionKey: "the body file \(url.path) is not a regular file"])
-                }
-                reader.descriptor = descriptor
-                length = Int64(info.st_size)
+            case .file(let file):
+                // The length fixed when the request was built, whatever the file's size now:
+                // the cursor hands out that many bytes and no more.
+                reader.cursor = BodyFileCursor(file)
+                length = file.snapshot.length
             case .stream:
                 length = declaredLength
             }
@@ -81,7 +70,6 @@
 
         deinit {
             reader.withLock { reader in
-                if reader.descriptor >= 0 { close(reader.descriptor) }
                 if case .stream(let stream) = reader.source, reader.streamOpened { stream.close() }
             }
         }
@@ -116,11 +104,7 @@
                 offset += count
                 return count
             case .file:
-                while true {
-                    let count = Glibc.read(descriptor, buffer, capacity)
-                    if count >= 0 { return count }
-                    if errno != EINTR { return nil }
-                }
+                return cursor?.read(into: buffer, capacity: capacity)
             case .stream(let stream):
                 if !streamOpened {
                     stream.open()
@@ -138,7 +122,7 @@
                 offset = Int(position)
                 return true
             case .file:
-                return lseek(descriptor, off_t(position), SEEK_SET) == off_t(position)
+                return cursor?.seek(to: position) ?? false
             case .stream:
                 return false
             }

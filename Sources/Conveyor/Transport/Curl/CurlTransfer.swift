@@ -66,7 +66,8 @@
         }
 
         init(
-            request: URLRequest, bodyFile: URL?, delegate: any TransportTaskDelegate, settings: CurlTransport.Settings, library: CurlLibrary
+            request: URLRequest, bodyFile: OpenBodyFile?, delegate: any TransportTaskDelegate, settings: CurlTransport.Settings,
+            library: CurlLibrary
         ) {
             self.request = request
             self.url = request.url ?? URL(fileURLWithPath: "/")
@@ -134,12 +135,7 @@
             }
             let headers = request.allHTTPHeaderFields ?? [:]
             let declaredLength = headers.first { $0.key.equalsIgnoringASCIICase("Content-Length") }.flatMap { Int64($0.value) }
-            let body: CurlRequestBody?
-            do {
-                body = try bodySource.map { try CurlRequestBody($0, declaredLength: declaredLength) }
-            } catch {
-                return error
-            }
+            let body = bodySource.map { CurlRequestBody($0, declaredLength: declaredLength) }
             let (answer, fresh) = state.withLock { state -> (ChallengeAnswer?, Bool) in
                 state.body = body
                 state.head = CurlResponseHead()
@@ -316,16 +312,23 @@
             guard let body = state.withLock({ $0.cancelled ? nil : $0.body }),
                 let read = body.read(into: buffer, capacity: capacity)
             else { return CurlConstant.readAbort }
-            let progress = state.withLock { state -> (read: Int, sent: Int64, expected: Int64) in
-                state.bytesSent += Int64(read)
-                return (read, state.bytesSent, body.length ?? -1)
+            let progress = state.withLock { state -> (start: Int64, sent: Int64, expected: Int64) in
+                defer { state.bytesSent += Int64(read) }
+                return (state.bytesSent, state.bytesSent + Int64(read), body.length ?? -1)
             }
-            if progress.read > 0 {
-                delegate.transportDidSend(
-                    bytes: Int64(progress.read), totalBytesSent: progress.sent, totalBytesExpectedToSend: progress.expected)
+            // One read fills up to the 1 MiB upload buffer (for speed); progress is still told in
+            // steps of at most 64 KiB, as URLSession tells it, so a 300 kB body is not one jump.
+            var reported = progress.start
+            while reported < progress.sent {
+                let step = min(Int64(Self.progressStep), progress.sent - reported)
+                reported += step
+                delegate.transportDidSend(bytes: step, totalBytesSent: reported, totalBytesExpectedToSend: progress.expected)
             }
-            return progress.read
+            return read
         }
+
+        /// The largest step of upload progress one event reports.
+        static let progressStep = 64 * 1024
 
         /// libcurl starts a name lookup, opens a socket, or has a connection for the request.
         fileprivate func didLeaveConnectionQueue() {
@@ -362,6 +365,11 @@
                 complete(
                     response: held.response,
                     error: challenged ? URLError(.userCancelledAuthentication, userInfo: [NSURLErrorFailingURLErrorKey: url]) : nil)
+                return .finished
+            }
+            if case .file(let file) = bodySource, let failure = file.failure {
+                // The body file ended early or changed: the read callback cut the upload short.
+                complete(response: nil, error: failure)
                 return .finished
             }
             if shouldResendOnFreshConnection(code: code, handle: handle, responded: response != nil || held != nil) { return .resend }

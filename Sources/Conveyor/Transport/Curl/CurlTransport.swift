@@ -32,14 +32,22 @@
             loop = CurlMultiLoop(library: library, maximumConnectionsPerHost: settings.maximumConnectionsPerHost)
         }
 
-        func startTask(for request: URLRequest, bodyFile: URL?, delegate: any TransportTaskDelegate) -> any TransportTask {
+        func startTask(for request: URLRequest, bodyFile: BodyFile.Snapshot?, delegate: any TransportTaskDelegate) -> any TransportTask {
             if let name = settings.invalidAdditionalHeader {
                 return RefusedTransportTask.refusing(.invalidHeader(name: name), delegate: delegate)
             }
             var request = request
             // The stored cookies are read once, here, and sent as the request's own header.
             if let error = settings.cookies.stamp(&request) { return RefusedTransportTask.refusing(error, delegate: delegate) }
-            let transfer = CurlTransfer(request: request, bodyFile: bodyFile, delegate: delegate, settings: settings, library: library)
+            // The file is opened and checked here, on the caller's thread: no open (of a FIFO
+            // swapped in, say) can block the loop thread, and a bad file fails before any send.
+            let openFile: OpenBodyFile?
+            do {
+                openFile = try bodyFile.map { snapshot throws(ConveyorError) in try OpenBodyFile(snapshot) }
+            } catch {
+                return RefusedTransportTask.refusing(error, delegate: delegate)
+            }
+            let transfer = CurlTransfer(request: request, bodyFile: openFile, delegate: delegate, settings: settings, library: library)
             loop.start(transfer)
             return CurlTransportTask(transfer: transfer, loop: loop)
         }
