@@ -8,6 +8,8 @@
 //     GETs <base-url>/proxied through the curl transport and prints "status N".
 //   ConveyorTestHelper outbox <base-url> <directory> <count> <transport> <body-bytes>
 //     sends through a durable outbox and reports results (OutboxChild.swift).
+//   ConveyorTestHelper cache-read <directory> <url> <disk-capacity>
+//     looks a URL up in an HTTPCache and prints its peak memory (CacheReadChild.swift).
 import Conveyor
 import Foundation
 import Synchronization
@@ -135,6 +137,7 @@ switch arguments.first {
 case "reachability": exit(reachability())
 case "outbox": outboxChild(arguments: Array(arguments.dropFirst()))
 case "proxy-get": proxyGet(baseURL: URL(string: Array(arguments.dropFirst())[0])!)
+case "cache-read": cacheReadChild(arguments: Array(arguments.dropFirst()))
 case "drain", "drain-twice":
     let rest = Array(arguments.dropFirst())
     drain(baseURL: URL(string: rest[0])!, temporaryDirectory: URL(fileURLWithPath: rest[1]), signalTwice: arguments.first == "drain-twice")
