@@ -156,6 +156,17 @@ extension LocalHTTPServer {
         case closeBeforeHeaders = "close-before-headers"
         /// Sends `100 Continue` every 10 ms and never a final answer, until the client gives up.
         case endlessContinue = "endless-continue"
+        /// A resumable body that a `Range` request does not continue. Without `Range`: the head of
+        /// ``LocalHTTPServer/rangeFaultBody`` (1,200 bytes, `ETag` ``LocalHTTPServer/rangeFaultETag``,
+        /// `Accept-Ranges: bytes`) and its first 600 bytes, then the connection closes. With
+        /// `Range: bytes=N-`: a 206 whose `Content-Range` starts 100 bytes before N.
+        case rangeStartsElsewhere = "range-starts-elsewhere"
+        /// As ``rangeStartsElsewhere``, but the 206 has no `Content-Range` (and the bytes from N).
+        case rangeWithoutContentRange = "range-without-content-range"
+        /// As ``rangeStartsElsewhere``, but the 206 starts at N and says the whole body is 2,400 bytes.
+        case rangeOtherTotal = "range-other-total"
+        /// As ``rangeStartsElsewhere``, but the 206 starts at N under another `ETag`.
+        case rangeOtherValidator = "range-other-validator"
     }
 
     /// Writes a streamed response body.

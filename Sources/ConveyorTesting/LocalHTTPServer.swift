@@ -295,7 +295,7 @@ public final class LocalHTTPServer: @unchecked Sendable {
             if chunked { try connection.send(Data("0\r\n\r\n".utf8)) }
             return delimited
         case .fault(let fault):
-            try inject(fault, headers: headers, on: connection)
+            try inject(fault, request: request, on: connection)
             return false
         case .raw(let bytes):
             try connection.send(bytes)
@@ -304,7 +304,7 @@ public final class LocalHTTPServer: @unchecked Sendable {
         }
     }
 
-    private func inject(_ fault: Fault, headers: HTTPHeaders, on connection: ServerConnection) throws {
+    private func inject(_ fault: Fault, request: Request, on connection: ServerConnection) throws {
         let body = Data(repeating: UInt8(ascii: "x"), count: 1000)
         func head(length: Int) -> Data {
             Data("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(length)\r\n\r\n".utf8)
@@ -332,7 +332,46 @@ public final class LocalHTTPServer: @unchecked Sendable {
                 try connection.send(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8))
                 _ = wait(0.01)
             }
+        case .rangeStartsElsewhere, .rangeWithoutContentRange, .rangeOtherTotal, .rangeOtherValidator:
+            try connection.send(Self.rangeFaultAnswer(fault, request: request))
+            connection.shutdownBoth()
         }
+    }
+
+    /// The body the `range-…` faults serve: 1,200 bytes of `abc…z` repeated.
+    public static let rangeFaultBody = Data((0..<1200).map { UInt8(ascii: "a") + UInt8($0 % 26) })
+    /// The `ETag` the `range-…` faults serve their body under.
+    public static let rangeFaultETag = "\"range-fault\""
+
+    /// The bytes a `range-…` fault sends: half of the body without `Range`, a 206 that does not
+    /// continue it with one (see ``Fault/rangeStartsElsewhere``).
+    private static func rangeFaultAnswer(_ fault: Fault, request: Request) -> Data {
+        let body = rangeFaultBody
+        let range = request.headers["Range"].flatMap { $0.hasPrefix("bytes=") ? $0.dropFirst(6).split(separator: "-").first : nil }
+        guard let first = range.flatMap({ Int($0) }), (0..<body.count).contains(first) else {
+            let head =
+                "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nETag: \(rangeFaultETag)\r\nAccept-Ranges: bytes\r\n"
+                + "Content-Length: \(body.count)\r\n\r\n"
+            return Data(head.utf8) + body.prefix(body.count / 2)
+        }
+        var start = first
+        var etag = rangeFaultETag
+        var contentRange: String?
+        switch fault {
+        case .rangeStartsElsewhere:
+            start = max(0, first - 100)
+            contentRange = "bytes \(start)-\(body.count - 1)/\(body.count)"
+        case .rangeOtherTotal: contentRange = "bytes \(first)-\(body.count - 1)/\(body.count * 2)"
+        case .rangeOtherValidator:
+            etag = "\"another\""
+            contentRange = "bytes \(first)-\(body.count - 1)/\(body.count)"
+        default: contentRange = nil
+        }
+        let part = body[start...]
+        let head =
+            "HTTP/1.1 206 Partial Content\r\nContent-Type: application/octet-stream\r\nETag: \(etag)\r\n"
+            + (contentRange.map { "Content-Range: \($0)\r\n" } ?? "") + "Content-Length: \(part.count)\r\n\r\n"
+        return Data(head.utf8) + part
     }
 
     /// The reason phrase for a status code. A table rather than `localizedString(forStatusCode:)

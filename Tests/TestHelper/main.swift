@@ -10,6 +10,8 @@
 //     sends through a durable outbox and reports results (OutboxChild.swift).
 //   ConveyorTestHelper outbox-retry-dead <directory>
 //     puts every dead letter of the outbox back in line, printing each step (OutboxChild.swift).
+//   ConveyorTestHelper cache-read <directory> <url> <disk-capacity>
+//     looks a URL up in an HTTPCache and prints its peak memory (CacheReadChild.swift).
 import Conveyor
 import Foundation
 import Synchronization
@@ -138,6 +140,7 @@ case "reachability": exit(reachability())
 case "outbox": outboxChild(arguments: Array(arguments.dropFirst()))
 case "outbox-retry-dead": outboxRetryDeadChild(arguments: Array(arguments.dropFirst()))
 case "proxy-get": proxyGet(baseURL: URL(string: Array(arguments.dropFirst())[0])!)
+case "cache-read": cacheReadChild(arguments: Array(arguments.dropFirst()))
 case "drain", "drain-twice":
     let rest = Array(arguments.dropFirst())
     drain(baseURL: URL(string: rest[0])!, temporaryDirectory: URL(fileURLWithPath: rest[1]), signalTwice: arguments.first == "drain-twice")

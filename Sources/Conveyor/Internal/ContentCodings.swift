@@ -8,4 +8,13 @@ enum ContentCodings {
     static func areDecodable(_ field: String) -> Bool {
         field.split(separator: ",").allSatisfy { decodable.contains($0.trimmingCharacters(in: .whitespaces).lowercased()) }
     }
+
+    /// Whether every transfer coding a `Transfer-Encoding` value lists (empty: none) is one
+    /// libcurl decodes: `chunked` (framing, handled apart) or a content coding it knows.
+    static func areDecodableTransferCodings(_ field: String) -> Bool {
+        field.split(separator: ",").allSatisfy { coding in
+            let name = coding.trimmingCharacters(in: .whitespaces).lowercased()
+            return name == "chunked" || decodable.contains(name)
+        }
+    }
 }

@@ -105,7 +105,8 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
     }
 
     /// Creates a download that continues from a ``ResumeState`` saved by an earlier run: it asks
-    /// for the rest with `Range`/`If-Range`, appends on a matching 206, starts over on a 200.
+    /// for the rest with `Range`/`If-Range`, appends on a 206 that continues the partial file,
+    /// starts over on a 200 — and on any other 206, sending the request again without `Range`.
     /// - Parameters:
     ///   - request: The request (for the same URL).
     ///   - saved: The saved state; ignored when its partial file is missing or of another size.

@@ -162,6 +162,7 @@ extension HTTPRequestOperation {
 
     func attemptDidReceive(response: HTTPResponseHead, attempt: Int) {
         if replayAfterCredentialRefresh(response, attempt: attempt) { return }
+        if restartUnlessContinued(by: response, attempt: attempt) { return }
         // A resumed transfer keeps its bytes only for a 206 that starts where they end.
         let outcome = ifCurrent(attempt) { state -> (previous: ResponseBodyFile?, keep: Bool) in
             let keep =
@@ -217,6 +218,42 @@ extension HTTPRequestOperation {
         if !followsRedirect { didReceive(response: response) }
         if let handler { queue.async { handler(self, response) } }
         if let progress { updateProgress(progress, completed: received, expected: expected) }
+    }
+
+    /// A ranged attempt (a retry or a resume that sent `Range: bytes=<kept>-` with `If-Range`)
+    /// keeps its bytes only for a 206 that continues them (see ``continues(_:offset:validator:total:)``).
+    /// Any other 206 — starting elsewhere, without `Content-Range`, of another total or under
+    /// another validator — and a 416 are not the rest of the body: the attempt is dropped, the
+    /// kept bytes with it, and the whole request is sent again without `Range` (not a retry:
+    /// it sends no `Range`, so it cannot loop). Returns whether it did.
+    private func restartUnlessContinued(by response: HTTPResponseHead, attempt: Int) -> Bool {
+        let claimed = mutableState.withLock { state -> (task: (any TransportTask)?, file: ResponseBodyFile?, request: URLRequest)? in
+            guard state.attempt == attempt, !state.completionClaimed, state.state == .executing, state.resumeOffset > 0,
+                response.statusCode == 206 || response.statusCode == 416
+            else { return nil }
+            // The total the kept bytes belong to, when the response they came from said it.
+            let total = state.response.map { Self.expectedTotal(of: $0, offset: 0) } ?? -1
+            if response.statusCode == 206,
+                Self.continues(response, offset: state.resumeOffset, validator: state.resumeValidator, total: total)
+            {
+                return nil
+            }
+            state.attempt += 1  // the rest of this attempt is not listened to
+            state.resumeOffset = 0
+            state.resumeValidator = nil
+            state.data = Data()
+            state.bytesReceived = 0
+            defer {
+                state.task = nil
+                state.bodyFile = nil
+            }
+            return (state.task, state.bodyFile, state.currentRequest)
+        }
+        guard let claimed else { return false }
+        claimed.task?.cancel()
+        claimed.file?.discard()
+        send(claimed.request)
+        return true
     }
 
     /// Decides whether the body of `response` goes to the output stream — a final answer with
@@ -490,40 +527,9 @@ extension HTTPRequestOperation {
             if urlError.code == .userAuthenticationRequired || urlError.code == .userCancelledAuthentication {
                 return .authenticationFailed(response: response?.urlResponse, data: data)
             }
-            return .network(Self.normalized(urlError))
+            return .network(urlError)  // the transport mapped its codes (CurlErrors, URLSessionErrors)
         }
         return .network(URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error as NSError]))
-    }
-
-    /// corelibs reports many libcurl failures as code -1 (`unknown`), or under a code that
-    /// does not fit, with only curl's text. Conveyor gives each a code a caller (and a retry
-    /// policy) can act on, keeping the original as `NSUnderlyingErrorKey`:
-    ///
-    /// | curl's text | code |
-    /// |---|---|
-    /// | transfer closed…, connection reset, recv/send failure, empty reply from server | `.networkConnectionLost` |
-    /// | received HTTP/0.9 (a non-HTTP answer or a malformed status line), illegal chunk sizes, out of memory (libcurl's verdict on an oversized header section) | `.badServerResponse` |
-    /// | error while processing content unencoding | `.cannotDecodeContentData` |
-    /// | any other SSL/TLS failure (wrong version number: TLS to a plain port) | `.secureConnectionFailed` |
-    static func normalized(_ error: URLError) -> URLError {
-        let text = error.localizedDescription.lowercased()
-        let rules: [(markers: [String], code: URLError.Code)] = [
-            (
-                ["transfer closed", "connection reset", "recv failure", "send failure", "empty reply", "connection died"],
-                .networkConnectionLost
-            ),
-            (["http/0.9", "chunked-encoding", "out of memory", "weird server reply", "unsupported protocol version"], .badServerResponse),
-            (["content unencoding", "content decoding"], .cannotDecodeContentData),
-            (["ssl", "tls", "openssl"], .secureConnectionFailed),
-        ]
-        let generic: Set<URLError.Code> = [.unknown, .badServerResponse, .unsupportedURL]
-        guard generic.contains(error.code),
-            let rule = rules.first(where: { rule in rule.markers.contains(where: text.contains) }),
-            rule.code != error.code
-        else { return error }
-        var userInfo = error.userInfo
-        userInfo[NSUnderlyingErrorKey] = error as NSError
-        return URLError(rule.code, userInfo: userInfo)
     }
 
     /// A TLS certificate failure as ``ConveyorError/serverTrustFailed(host:reason:)``. Apple
@@ -595,8 +601,43 @@ extension HTTPRequestOperation {
 
     /// The first byte position of `Content-Range: bytes first-last/total`.
     static func contentRangeStart(of response: HTTPResponseHead) -> Int64? {
-        guard let value = response.value(forHTTPHeaderField: "Content-Range")?.lowercased(), value.hasPrefix("bytes ") else { return nil }
-        return value.dropFirst(6).split(separator: "-").first.flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+        contentRange(of: response)?.first
+    }
+
+    /// `Content-Range: bytes first-last/total` (RFC 9110 §14.4), `total` nil for `*`; nil when
+    /// the field is missing or not one satisfied byte range with `first <= last < total`.
+    static func contentRange(of response: HTTPResponseHead) -> (first: Int64, last: Int64, total: Int64?)? {
+        guard let value = response.value(forHTTPHeaderField: "Content-Range")?.trimmingCharacters(in: .whitespaces),
+            value.lowercased().hasPrefix("bytes ")
+        else { return nil }
+        let parts = value.dropFirst(6).trimmingCharacters(in: .whitespaces).split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        let bounds = parts[0].split(separator: "-", omittingEmptySubsequences: false)
+        func number(_ text: Substring) -> Int64? {
+            text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) ? Int64(text) : nil
+        }
+        guard bounds.count == 2, let first = number(bounds[0]), let last = number(bounds[1]), first <= last else { return nil }
+        if parts[1] == "*" { return (first, last, nil) }
+        guard let total = number(parts[1]), last < total else { return nil }
+        return (first, last, total)
+    }
+
+    /// Whether a 206 continues kept bytes: its `Content-Range` starts at `offset`, its total is
+    /// the `total` the kept bytes belong to (when both are known), its `Content-Length` is the
+    /// range's length, and its validator of the kind sent in `If-Range` — the `ETag` for an
+    /// entity tag, else `Last-Modified` — is `validator` when it sends one.
+    static func continues(_ response: HTTPResponseHead, offset: Int64, validator: String?, total: Int64) -> Bool {
+        guard let range = contentRange(of: response), range.first == offset else { return false }
+        if total >= 0, let sent = range.total, sent != total { return false }
+        if let length = response.value(forHTTPHeaderField: "Content-Length").flatMap(Self.contentLength),
+            length != range.last - range.first + 1
+        {
+            return false
+        }
+        guard let validator else { return true }
+        let isEntityTag = validator.hasPrefix("\"") || validator.hasPrefix("W/")
+        let sent = response.value(forHTTPHeaderField: isEntityTag ? "ETag" : "Last-Modified")
+        return sent == nil || sent == validator
     }
 
     /// The whole body's expected size: `Content-Range`'s total for a 206, else `offset` plus

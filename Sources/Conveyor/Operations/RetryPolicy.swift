@@ -58,8 +58,9 @@ public struct RetryPolicy: Sendable {
     public var maximumAttempts: Int
     /// Status codes worth another attempt. Default 408, 429, 500, 502, 503, 504.
     public var retryableStatusCodes: Set<Int>
-    /// Transport failures worth another attempt. Default: timed out, connection lost, cannot
-    /// connect, cannot find host, DNS failure, not connected.
+    /// Transport failures worth another attempt. Default ``ConveyorError/connectivityFailureCodes``:
+    /// timed out, connection lost (reset, closed without a reply), cannot connect, cannot find
+    /// host, DNS failure, not connected — as each transport classifies its errors.
     public var retryableURLErrorCodes: Set<URLError.Code>
     /// Retry POST and PATCH too (off by default: they may not be safe to repeat).
     public var retriesNonIdempotentMethods: Bool
@@ -76,7 +77,7 @@ public struct RetryPolicy: Sendable {
     /// - Parameters:
     ///   - maximumAttempts: Attempts in all; default 1 (no retry).
     ///   - retryableStatusCodes: Default 408, 429, 500, 502, 503, 504.
-    ///   - retryableURLErrorCodes: Default timed out, connection lost, cannot connect, DNS.
+    ///   - retryableURLErrorCodes: Default ``ConveyorError/connectivityFailureCodes``.
     ///   - retriesNonIdempotentMethods: Default false.
     ///   - baseDelay: Default 0.5 s.
     ///   - maximumDelay: Default 30 s.
@@ -85,9 +86,7 @@ public struct RetryPolicy: Sendable {
     public init(
         maximumAttempts: Int = 1,
         retryableStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504],
-        retryableURLErrorCodes: Set<URLError.Code> = [
-            .timedOut, .networkConnectionLost, .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet,
-        ],
+        retryableURLErrorCodes: Set<URLError.Code> = ConveyorError.connectivityFailureCodes,
         retriesNonIdempotentMethods: Bool = false, baseDelay: TimeInterval = 0.5, maximumDelay: TimeInterval = 30,
         maximumRetryAfter: TimeInterval = 60, decide: Decide? = nil
     ) {

@@ -191,7 +191,7 @@ extension Outbox {
             return .retry(counts: true, delay: RetryPolicy.retryAfter(response))
         case .network(let urlError):
             if urlError.code == .cancelled { return .cancelled }
-            if Self.notConnectedCodes.contains(urlError.code) { return .retry(counts: false, delay: nil) }
+            if error.connectivityFailure == .notConnected { return .retry(counts: false, delay: nil) }
             if Self.midExchangeCodes.contains(urlError.code) { return .retry(counts: true, delay: nil) }
             return .final(error)
         case .cancelled:

@@ -107,6 +107,8 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, @uncheck
         // A refused redirect's 3xx reaches only this callback, and may set cookies too.
         if let http = task.response as? HTTPURLResponse { storeCookies(of: http, for: task) }
         let delegate = delegates.withLock { $0.removeValue(forKey: task.taskIdentifier) }
-        delegate?.transportDidComplete(response: (task.response as? HTTPURLResponse).map(HTTPResponseHead.init), error: error)
+        // corelibs' codes are mapped here, before any delegate (the cache's included) sees them.
+        delegate?.transportDidComplete(
+            response: (task.response as? HTTPURLResponse).map(HTTPResponseHead.init), error: error.map(URLSessionErrors.normalized))
     }
 }

@@ -48,55 +48,78 @@ extension CachedResponse {
     /// Reads an entry written by ``encoded()``.
     /// - Throws: ``DecodingError`` for anything that is not a complete, intact entry.
     static func decode(_ bytes: Data) throws -> (key: String, response: CachedResponse) {
-        let bytes = Data(bytes)  // rebase indices at 0
-        let (key, response, end) = try parse(bytes, at: 0)
-        guard end == bytes.count else { throw DecodingError.truncated }
-        return (key, response)
+        let (key, responses) = try decodeVariants(bytes)
+        guard responses.count == 1 else { throw DecodingError.truncated }
+        return (key, responses[0])
     }
 
     /// Reads the variants of one URL stored in one file: entries written by ``encoded()``
     /// one after the other, all under the same key (a file of one entry is a set of one).
     /// - Throws: ``DecodingError`` when any entry is damaged or the keys differ.
     static func decodeVariants(_ bytes: Data) throws -> (key: String, responses: [CachedResponse]) {
-        let bytes = Data(bytes)
+        let bytes = Data(bytes)  // rebase indices at 0
         var offset = 0
+        return try decodeVariants(size: bytes.count) { count in
+            let end = min(bytes.count, offset + count)
+            defer { offset = end }
+            return bytes[offset..<end]
+        }
+    }
+
+    /// The most bytes of metadata (URL, header fields, `Vary` values) one entry may have. A
+    /// header section passes curl's and corelibs' limits well below this; a length beyond it is
+    /// a damaged file, refused before anything is read for it.
+    static let maximumMetadataLength = 4 << 20
+
+    /// Reads the variants of one file of `size` bytes through `read` (which returns up to the
+    /// count asked, fewer only at the end), never asking for more than the next field needs:
+    /// the magic line and length first, then the metadata (at most ``maximumMetadataLength``),
+    /// then the body its metadata announces — each checked against what is left of `size`
+    /// before it is read, so a damaged or foreign file costs a few bytes, not its size.
+    /// - Throws: ``DecodingError`` when any entry is damaged or the keys differ.
+    static func decodeVariants(size: Int, read: (Int) throws -> Data) throws -> (key: String, responses: [CachedResponse]) {
+        var remaining = size
+        func take(_ count: Int) throws -> Data {
+            guard count <= remaining else { throw DecodingError.truncated }
+            let bytes = Data(try read(count))  // rebased at 0
+            guard bytes.count == count else { throw DecodingError.truncated }
+            remaining -= count
+            return bytes
+        }
         var key: String?
         var responses: [CachedResponse] = []
         repeat {
-            let (entryKey, response, end) = try parse(bytes, at: offset)
-            guard key == nil || key == entryKey else { throw DecodingError.badMetadata }
-            key = entryKey
-            responses.append(response)
-            offset = end
-        } while offset < bytes.count
+            let prefix = try take(magic.count + 4)
+            guard prefix.prefix(magic.count) == magic else { throw DecodingError.badMagic }
+            let length = prefix.suffix(4).reduce(0) { $0 << 8 | Int($1) }
+            guard length > 0, length <= maximumMetadataLength else { throw DecodingError.badMetadata }
+            let metadata = try decodeMetadata(try take(length))
+            let body = try take(metadata.bodyLength)
+            guard checksum(body) == metadata.checksum else { throw DecodingError.bodyMismatch }
+            guard key == nil || key == metadata.key else { throw DecodingError.badMetadata }
+            key = metadata.key
+            responses.append(try response(from: metadata, body: body))
+        } while remaining > 0
         return (key ?? "", responses)
     }
 
-    /// Parses the entry starting at `start` (indices from 0); returns where it ends.
-    private static func parse(_ bytes: Data, at start: Int) throws -> (key: String, response: CachedResponse, end: Int) {
-        guard bytes.count - start >= magic.count + 4 else { throw DecodingError.truncated }
-        guard bytes[start..<start + magic.count] == magic else { throw DecodingError.badMagic }
-        let lengthBytes = bytes[start + magic.count..<start + magic.count + 4]
-        let length = lengthBytes.reduce(0) { $0 << 8 | Int($1) }
-        let metadataStart = start + magic.count + 4
-        guard length > 0, bytes.count - metadataStart >= length else { throw DecodingError.truncated }
-        guard let metadata = try? JSONDecoder().decode(Metadata.self, from: bytes[metadataStart..<metadataStart + length]),
-            let url = URL(string: metadata.url), (100...599).contains(metadata.statusCode),
-            metadata.headers.allSatisfy({ $0.count == 2 }), metadata.bodyLength >= 0,
+    private static func decodeMetadata(_ bytes: Data) throws -> Metadata {
+        guard let metadata = try? JSONDecoder().decode(Metadata.self, from: bytes), URL(string: metadata.url) != nil,
+            (100...599).contains(metadata.statusCode), metadata.headers.allSatisfy({ $0.count == 2 }), metadata.bodyLength >= 0,
             metadata.requestDate.isFinite, metadata.responseDate.isFinite
         else { throw DecodingError.badMetadata }
-        let bodyStart = metadataStart + length
-        guard bytes.count - bodyStart >= metadata.bodyLength else { throw DecodingError.truncated }
-        let body = bytes[bodyStart..<bodyStart + metadata.bodyLength]
-        guard checksum(body) == metadata.checksum else { throw DecodingError.bodyMismatch }
+        return metadata
+    }
+
+    private static func response(from metadata: Metadata, body: Data) throws -> CachedResponse {
+        guard let url = URL(string: metadata.url) else { throw DecodingError.badMetadata }
         var headers = HTTPHeaders()
         for pair in metadata.headers { headers[pair[0]] = pair[1] }
-        let response = CachedResponse(
-            url: url, method: metadata.method, statusCode: metadata.statusCode, headers: headers, data: Data(body),
+        return CachedResponse(
+            url: url, method: metadata.method, statusCode: metadata.statusCode, headers: headers, data: body,
             varyingRequestHeaders: metadata.vary,
             requestDate: Date(timeIntervalSinceReferenceDate: metadata.requestDate),
             responseDate: Date(timeIntervalSinceReferenceDate: metadata.responseDate))
-        return (metadata.key, response, bodyStart + metadata.bodyLength)
     }
 
     /// 64-bit FNV-1a: enough to catch a damaged file (this is not a security check).

@@ -237,7 +237,8 @@ public final class HTTPCache: Sendable {
         if let disk { diskQueue.sync { disk.removeAll() } }
     }
 
-    /// Bytes held in memory (bodies plus an estimate for headers).
+    /// Bytes held in memory: each entry's body, header names and values, URL and `Vary` values,
+    /// plus a fixed overhead per entry and per field for the structures that hold them.
     public var currentMemoryUsage: Int { memory.totalCost }
 
     /// Bytes held on disk, once pending writes are done.
@@ -260,9 +261,9 @@ public final class HTTPCache: Sendable {
         return variants
     }
 
-    /// Memory cost: the bodies, plus an estimate for each entry's headers.
-    private static func cost(of variants: [CachedResponse]) -> Int {
-        variants.reduce(0) { $0 + $1.data.count + 512 }
+    /// Memory cost of one URL's variants: what each holds (``CachedResponse/memoryCost``) and the key.
+    static func cost(of variants: [CachedResponse]) -> Int {
+        variants.reduce(variants.first.map { $0.key.utf8.count + CachedResponse.fieldOverhead } ?? 0) { $0 + $1.memoryCost }
     }
 
     /// Removes what a successful unsafe request made stale (RFC 9111 §4.4).

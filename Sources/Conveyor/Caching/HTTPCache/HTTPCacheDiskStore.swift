@@ -82,12 +82,22 @@ final class HTTPCacheDiskStore: @unchecked Sendable {
         // A miss costs no system call: the index knows every file this store wrote or found.
         guard index.withLock({ $0.files[name] != nil }) else { return nil }
         let url = directory.appendingPathComponent(name)
-        guard let bytes = try? Data(contentsOf: url) else {
+        guard let handle = FileHandle(forReadingAtPath: url.path) else {
             forget(name)
             return nil
         }
-        guard let (storedKey, responses) = try? CachedResponse.decodeVariants(bytes) else {
-            // Corrupt or truncated: never served, and removed so it is not read again.
+        defer { try? handle.close() }
+        // The size is checked before a byte is read: this store never writes a file larger than
+        // its capacity, so a larger one (replaced by another program, damaged) is not an entry.
+        // Within it, each field is read only once what is left of the file can hold it.
+        let size = (try? handle.seekToEnd()).map { Int(clamping: $0) } ?? -1
+        let decoded = try? { () throws -> (key: String, responses: [CachedResponse])? in
+            guard size > 0, size <= capacity else { return nil }
+            try handle.seek(toOffset: 0)
+            return try CachedResponse.decodeVariants(size: size) { count in try handle.read(upToCount: count) ?? Data() }
+        }()
+        guard let (storedKey, responses) = decoded ?? nil else {
+            // Corrupt, truncated or oversized: never served, and removed so it is not read again.
             remove(fileNamed: name)
             return nil
         }

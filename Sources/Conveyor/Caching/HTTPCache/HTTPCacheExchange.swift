@@ -253,7 +253,9 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
                 inner.transportDidComplete(response: notModified.httpResponse(), error: error)
                 return
             }
-            if let error, let fallback, Self.isConnectivityFailure(error), head == nil, let stored = fallback.httpResponse() {
+            if let error, let fallback, ConveyorError.connectivityFailure(of: error) != nil, head == nil,
+                let stored = fallback.httpResponse()
+            {
                 options.reportSource(.cache)
                 inner.transportDidReceive(response: stored)
                 if !fallback.data.isEmpty { inner.transportDidReceive(data: fallback.data) }
@@ -267,16 +269,6 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
             }
         }
         inner.transportDidComplete(response: response, error: error)
-    }
-
-    /// Failures that mean "no network", for which the offline policy serves a stored entry.
-    static func isConnectivityFailure(_ error: any Error) -> Bool {
-        guard let error = error as? URLError else { return false }
-        let codes: Set<URLError.Code> = [
-            .notConnectedToInternet, .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed,
-            .networkConnectionLost, .timedOut, .internationalRoamingOff, .dataNotAllowed,
-        ]
-        return codes.contains(error.code)
     }
 }
 

@@ -32,6 +32,9 @@
             if lowered.contains("chunked-encoding") || (lowered.contains("chunk") && code == CurlCode.recvError.rawValue) {
                 urlCode = .badServerResponse
             }
+            // A code that says too little (HTTP/0.9 arrives as "unsupported protocol") is read
+            // from the text, by the same rules as the URLSession transport's.
+            if LibcurlErrorText.genericCodes.contains(urlCode), let fromText = LibcurlErrorText.code(for: text) { urlCode = fromText }
             return URLError(urlCode, userInfo: userInfo)
         }
 

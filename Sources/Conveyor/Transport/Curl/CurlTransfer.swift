@@ -269,7 +269,11 @@
                 // transfer ("Unrecognized content encoding type"). Browsers hand such a body
                 // over as received, the field saying what it is; so does this transport.
                 // libcurl reads the setting when the body is written, after this callback.
-                if !ContentCodings.areDecodable(head.values(of: "Content-Encoding").joined(separator: ",")),
+                // An unknown transfer coding (`Transfer-Encoding: x-custom`, error 61 too) sits
+                // on the same decoding stack: the same switch hands its body over as it came
+                // (de-chunked when `chunked` is last, which libcurl handles apart from the stack).
+                if !ContentCodings.areDecodable(head.values(of: "Content-Encoding").joined(separator: ","))
+                    || !ContentCodings.areDecodableTransferCodings(head.values(of: "Transfer-Encoding").joined(separator: ",")),
                     let handle = state.handle?.value
                 {
                     library.setOption(handle, .httpContentDecoding, 0)
