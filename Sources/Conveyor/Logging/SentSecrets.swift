@@ -165,7 +165,7 @@ final class SentSecrets: Sendable {
     }
 
     /// Forgets the least recently used released values past ``capacity``, and compacts the
-    /// order once half of it is stale.
+    /// order once most of it is stale (a token used by every request adds an entry each time).
     private static func evict(_ state: inout State) {
         while state.released.count > capacity, state.head < state.order.count {
             let (value, time) = state.order[state.head]
@@ -175,7 +175,7 @@ final class SentSecrets: Sendable {
                 state.matcher = nil
             }
         }
-        if state.head > 64, state.head * 2 > state.order.count {
+        if state.order.count - state.head > 2 * state.released.count + 64 || (state.head > 64 && state.head * 2 > state.order.count) {
             state.order = state.order[state.head...].filter { state.released[$0.value] == $0.time }
             state.head = 0
         }
@@ -201,6 +201,9 @@ final class SentSecrets: Sendable {
     func contains(_ value: String) -> Bool {
         state.withLock { $0.pinned[value] != nil || $0.released[value] != nil }
     }
+
+    /// How many entries the release order holds, stale ones included (tests).
+    var orderLength: Int { state.withLock { $0.order.count - $0.head } }
 
     /// How many holders pin `value` (tests).
     func pinCount(_ value: String) -> Int { state.withLock { $0.pinned[value] ?? 0 } }

@@ -359,7 +359,8 @@ extension HTTPRequestOperation {
         SentSecrets.shared.pin(values)
         let kept = mutableState.withLock { state -> Bool in
             guard !state.completionClaimed else { return false }
-            state.pinnedSecrets.append(contentsOf: values)
+            // The first attempt's values are kept as they are: no copy.
+            if state.pinnedSecrets.isEmpty { state.pinnedSecrets = values } else { state.pinnedSecrets.append(contentsOf: values) }
             return true
         }
         if !kept { SentSecrets.shared.unpin(values) }
