@@ -34,6 +34,21 @@ struct SecretMaskingTests {
         #expect(shown.isEmpty, "\(what) shows \(shown.first ?? "")… of \(secret): \(text)", sourceLocation: sourceLocation)
     }
 
+    /// Runs one operation for `path` (configured by `configure`) and returns its body as text.
+    static func run(_ client: HTTPClient, _ path: String, configure: (HTTPRequestOperation) -> Void = { _ in }) async throws -> String {
+        await run(client, try client.request(method: .get, path: path), configure: configure)
+    }
+
+    static func run(_ client: HTTPClient, _ request: URLRequest, configure: (HTTPRequestOperation) -> Void = { _ in }) async -> String {
+        let operation = client.operation(with: request, success: nil, failure: nil)
+        configure(operation)
+        let probe = CompletionProbe()
+        probe.attach(to: operation)
+        client.enqueue(operation)
+        _ = await probe.outcome()
+        return String(decoding: operation.responseData ?? Data(), as: UTF8.self)
+    }
+
     /// `text` with the hex digits of its percent-escapes in lower case.
     static func lowercasingEscapes(_ text: String) -> String {
         var result = ""
@@ -75,11 +90,19 @@ struct SecretMaskingTests {
         let echoed = String(decoding: try await client.get("raw-headers"), as: UTF8.self)
         #expect(echoed.contains(cookie), "the cookie was sent: \(echoed)")
 
+        // One operation's credential (not the client's configured one, which is held anyway):
+        // only the challenge answer registers it.
         let password = "Answered-Pw-\(UUID().uuidString.prefix(8))"
-        client.defaultCredential = URLCredential(user: "bob", password: password, persistence: .none)
-        let answered = String(decoding: try await client.get("challenged"), as: UTF8.self)
+        let answered = try await Self.run(client, "challenged") {
+            $0.credential = URLCredential(user: "bob", password: password, persistence: .none)
+        }
         let basic = Data("bob:\(password)".utf8).base64EncodedString()
         #expect(answered.contains(basic), "the challenge was answered: \(answered)")
+
+        // The client's default credential, answered to a challenge on both transports.
+        let configured = "Default-Credential-Pw-\(UUID().uuidString.prefix(8))"
+        client.defaultCredential = URLCredential(user: "eve", password: configured, persistence: .none)
+        _ = try await client.get("challenged")
 
         let userinfo = "Userinfo-Pw-\(UUID().uuidString.prefix(8))"
         let withUser = "http://ada:\(userinfo)@127.0.0.1:\(server.port)/raw-headers"
@@ -87,13 +110,7 @@ struct SecretMaskingTests {
         let userBasic = Data("ada:\(userinfo)".utf8).base64EncodedString()
 
         let perRequest = "Per-Request-Token-\(UUID().uuidString.prefix(8))"
-        let operation = client.operation(
-            with: try client.request(method: .get, path: "raw-headers", headers: ["X-Auth-Token": perRequest]), success: nil,
-            failure: nil)
-        let probe = CompletionProbe()
-        probe.attach(to: operation)
-        client.enqueue(operation)
-        _ = await probe.outcome()
+        _ = await Self.run(client, try client.request(method: .get, path: "raw-headers", headers: ["X-Auth-Token": perRequest]))
 
         let access = "Authenticator-Token-\(UUID().uuidString.prefix(8))"
         var configuration = HTTPClient.Configuration.default
@@ -108,6 +125,8 @@ struct SecretMaskingTests {
         Self.expectHidden(cookie, in: text, "the stored cookie")
         Self.expectHidden(password, in: text, "the challenge's password")
         Self.expectHidden(basic, in: text, "the challenge's Basic answer")
+        Self.expectHidden(configured, in: text, "the default credential")
+        Self.expectHidden(Data("eve:\(configured)".utf8).base64EncodedString(), in: text, "the default credential's Basic answer")
         #expect(sent.contains(userBasic), "URL user information went as Basic: \(sent)")
         Self.expectHidden(userBasic, in: text, "the Basic of URL user information")
         Self.expectHidden(userinfo, in: text, "the URL's password")
