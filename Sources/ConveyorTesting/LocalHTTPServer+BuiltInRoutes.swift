@@ -8,6 +8,7 @@ extension LocalHTTPServer {
     /// |---|---|
     /// | `/get`, `/post`, `/put`, `/patch`, `/delete`, `/anything/…` | JSON echo: `method`, `args`, `headers`, `data`, `form`, `json`, `url` |
     /// | `/headers` | `{"headers": …}` |
+    /// | `/raw-headers` | `{"rawHeaders": [name, value, name, value, …]}`, as Node's `req.rawHeaders` (values not keyed by their names: what masking by value is for) |
     /// | `/status/{n}` | status n, empty body (3xx: `Location: /get`) |
     /// | `/delay/{s}` | the echo after s seconds (at most 30) |
     /// | `/bytes/{n}` | n pseudo-random bytes (`?seed=` for others) |
@@ -39,6 +40,8 @@ extension LocalHTTPServer {
             return .json(Self.echo(request))
         case "headers":
             return .json(["headers": Self.headerObject(request.headers)])
+        case "raw-headers":
+            return .json(["rawHeaders": request.headers.flatMap { [$0.name, $0.value] }])
         case "status":
             guard let code = argument.flatMap(Int.init), (100..<600).contains(code) else { return .text("bad status\n", status: 400) }
             var response = Response(status: code)

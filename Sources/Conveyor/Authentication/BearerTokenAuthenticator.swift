@@ -90,6 +90,18 @@ public final class BearerTokenAuthenticator: Authenticator, @unchecked Sendable 
         self.refreshTimeout = Seconds.clamped(refreshTimeout, to: 0...Self.maximumRefreshTimeout)
         self.refreshCredential = refresh
         self.state = Lock(State(credential: credential))
+        SentSecrets.shared.pin(Self.secrets(of: credential))
+    }
+
+    /// The tokens are masked in every text Conveyor emits while this authenticator holds them.
+    deinit { SentSecrets.shared.unpin(Self.secrets(of: state.withLock { $0.credential })) }
+
+    /// The values of `credential` to mask: the access token, and the refresh token (your
+    /// refresh closure sends it, perhaps through Conveyor, perhaps under a name the redaction
+    /// does not know).
+    private static func secrets(of credential: Credential?) -> [String] {
+        guard let credential else { return [] }
+        return [credential.accessToken] + (credential.refreshToken.map { [$0] } ?? [])
     }
 
     /// The credential sent now; nil before the first refresh succeeded.
@@ -205,6 +217,10 @@ public final class BearerTokenAuthenticator: Authenticator, @unchecked Sendable 
                 if let expiry = credential.expiresAt, expiry <= now {
                     return (waiting, .failure(.credentialRefreshFailed(reason: .expiredOnArrival(expiresAt: expiry))))
                 }
+                // The new tokens are held for masking from now on; the old ones are let go
+                // (remembered as recently used).
+                SentSecrets.shared.pin(Self.secrets(of: credential))
+                SentSecrets.shared.unpin(Self.secrets(of: state.credential))
                 state.credential = credential
                 state.isFromRefresh = true
                 return (waiting, .success(()))

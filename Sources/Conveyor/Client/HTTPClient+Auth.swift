@@ -28,8 +28,15 @@ extension HTTPClient {
     /// The credential operations use to answer authentication challenges, unless they have
     /// their own. Each challenge is answered once: a credential the server rejects fails the
     /// operation with ``ConveyorError/authenticationFailed(response:data:)`` (never a hang).
+    /// While set, its `user:password`, their base64 and the password are masked in every text
+    /// Conveyor emits (``Redaction/masksSentValues``).
     public var defaultCredential: URLCredential? {
         get { mutableState.withLock { $0.defaultCredential.value } }
-        set { mutableState.withLock { $0.defaultCredential = UncheckedSendableBox(value: newValue) } }
+        set {
+            mutableState.withLock { state in
+                state.defaultCredential = UncheckedSendableBox(value: newValue)
+                state.pinConfiguredSecrets()
+            }
+        }
     }
 }

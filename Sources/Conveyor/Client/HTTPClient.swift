@@ -65,10 +65,27 @@ open class HTTPClient: @unchecked Sendable {
         var registeredOperationClasses: [HTTPRequestOperation.Type] = []
         var defaultCredential = UncheckedSendableBox<URLCredential?>(value: nil)
         var reachabilityHandler: UUID?
+        /// The credential values of the default headers and the default credential, pinned in
+        /// ``SentSecrets`` while the client is configured with them (never forgotten, even when
+        /// no request carries them for a while).
+        private(set) var configuredSecrets: [String] = []
 
         init(defaultHeaders: HTTPHeaders) {
             self.defaultHeaders = defaultHeaders
             self.defaultHeaderFields = defaultHeaders.dictionary
+        }
+
+        /// Pins the credentials now configured and lets go of those no longer configured
+        /// (they stay remembered as recently used). Call after changing either.
+        mutating func pinConfiguredSecrets() {
+            var values = SentSecrets.values(ofHeaders: defaultHeaderFields)
+            if let credential = defaultCredential.value, let password = credential.password {
+                values += SentSecrets.basicParts(user: credential.user ?? "", password: password)
+            }
+            guard values != configuredSecrets else { return }
+            SentSecrets.shared.pin(values)
+            SentSecrets.shared.unpin(configuredSecrets)
+            configuredSecrets = values
         }
     }
 
@@ -118,6 +135,7 @@ open class HTTPClient: @unchecked Sendable {
 
     deinit {
         reachability?.stopMonitoring()
+        SentSecrets.shared.unpin(mutableState.withLock { $0.configuredSecrets })
         // The transport is not invalidated here: operations still queued or paused hold it and
         // run on it after their client is gone (invalidating a URLSession under them crashed the
         // process). It invalidates itself when the last of them releases it.
@@ -144,7 +162,10 @@ open class HTTPClient: @unchecked Sendable {
     ///   - name: The header name (case-insensitive).
     ///   - value: The value; nil removes the header.
     public func setDefaultHeader(_ name: String, value: String?) {
-        mutableState.withLock { $0.defaultHeaders[name] = value }
+        mutableState.withLock { state in
+            state.defaultHeaders[name] = value
+            state.pinConfiguredSecrets()
+        }
     }
 
     /// The default value for a header name, if set.

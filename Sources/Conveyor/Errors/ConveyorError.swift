@@ -511,7 +511,10 @@ extension ConveyorError: CustomStringConvertible, CustomDebugStringConvertible, 
         // credentials into logs through the error: JSON and form fields named like secrets or
         // credential headers are redacted before the preview is cut.
         let redacted = redaction.body(String(decoding: data.prefix(64 * 1024), as: UTF8.self), contentType: "application/json")
-        let text = String(redacted.prefix(limit))
+        // Masked by value before the cut, so a credential across it is hidden whole: enough
+        // bytes for `limit` characters are masked, then the characters are counted.
+        let masked = redaction.masked(redacted, maximumBytes: limit * 4).text
+        let text = String(masked.prefix(limit))
             .replacingOccurrences(of: "\r", with: " ")
             .replacingOccurrences(of: "\n", with: " ")
         return "; body (\(data.count) bytes): \"\(text)\(data.count > limit ? "…" : "")\""

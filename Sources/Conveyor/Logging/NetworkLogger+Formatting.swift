@@ -57,9 +57,10 @@ extension NetworkLogger {
             return "<\(Self.size(Int64(body.count))) \(type.isEmpty ? "binary" : type)>"
         }
         let redacted = settings.redaction.body(text, contentType: type)
-        guard redacted.utf8.count > settings.bodyLimit else { return redacted }
-        let prefix = String(decoding: Data(redacted.utf8.prefix(settings.bodyLimit)), as: UTF8.self)
-        return prefix + "… (\(Self.size(Int64(body.count))) in all, truncated)"
+        // Masked before the cut: a value across the limit is hidden whole, not printed in part.
+        let (shown, truncated) = settings.redaction.masked(redacted, maximumBytes: settings.bodyLimit)
+        guard truncated else { return shown }
+        return shown + "… (\(Self.size(Int64(body.count))) in all, truncated)"
     }
 
     static func seconds(_ interval: TimeInterval) -> String { String(format: "%.3f s", interval) }

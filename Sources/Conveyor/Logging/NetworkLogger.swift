@@ -104,7 +104,8 @@ public final class NetworkLogger: @unchecked Sendable {
         set { state.withLock { $0.shouldLog = newValue } }
     }
 
-    /// Body bytes printed at `.debug` before truncating. Default 4096.
+    /// Body bytes printed at `.debug` before truncating. Default 4096. The body is masked
+    /// first (``Redaction/masksSentValues``), so a secret across the limit is hidden whole.
     public var bodyLimit: Int {
         get { state.withLock { $0.bodyLimit } }
         set { state.withLock { $0.bodyLimit = newValue } }

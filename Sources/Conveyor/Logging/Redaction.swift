@@ -19,9 +19,12 @@ public struct Redaction: Sendable {
     public var parameterNames: Set<String>
     /// Whether every credential value Conveyor has sent — credential header values, the token
     /// of `Bearer`, the `user:password` of Basic (and its base64), cookie values, query and form
-    /// values with secret names — is hidden wherever it appears in the text: a response body
-    /// that echoes it, a URL nested in a query parameter. The 256 most recent values of 4 or more
-    /// characters are remembered. Default true; false in ``none``.
+    /// values with secret names, the URL's user information, challenge answers — is hidden
+    /// wherever it appears in the text: a response body that echoes it, a URL nested in a query
+    /// parameter; also escaped (percent-encoded in either case, form-encoded with `+`, JSON- or
+    /// HTML-escaped). Values of 4 or more characters are remembered: every value a request in
+    /// flight carries and every credential a client is configured with, plus the 256 most
+    /// recently used others. Default true; false in ``none``.
     public var masksSentValues = true
 
     /// Creates a redaction.
@@ -50,7 +53,17 @@ public struct Redaction: Sendable {
     /// - Parameter text: A log line, a cURL command, an error description.
     /// - Returns: The text to print.
     public func masked(_ text: String) -> String {
-        masksSentValues ? SentSecrets.shared.mask(text) : text
+        masksSentValues ? SentSecrets.shared.mask(text).text : text
+    }
+
+    /// `text` masked as ``masked(_:)`` does, then cut after `maximumBytes` bytes of UTF-8 (at
+    /// a character boundary): masking first, so a value across the cut is hidden whole, never
+    /// printed in part.
+    /// - Returns: The text, and whether it was cut.
+    func masked(_ text: String, maximumBytes: Int) -> (text: String, truncated: Bool) {
+        if masksSentValues { return SentSecrets.shared.mask(text, maximumBytes: maximumBytes) }
+        guard text.utf8.count > maximumBytes else { return (text, false) }
+        return (String(decoding: Data(text.utf8.prefix(max(maximumBytes, 0))), as: UTF8.self), true)
     }
 
     /// The value to print for a header.

@@ -5,91 +5,208 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// The credential values Conveyor has sent, so that text it emits can hide them by value, as
+/// The credential values Conveyor sends, so that text it emits can hide them by value, as
 /// CI systems mask registered secrets: name-based rules miss a token echoed in a response
 /// body, or one inside a URL-valued query parameter (`to=ftp://x/?token=…`).
 ///
-/// What is remembered, from each request as sent: the values of credential headers
-/// (`Authorization`, `Proxy-Authorization`, `Cookie`, `X-API-Key`, `X-Auth-Token`, and those
-/// in ``RedirectPolicy/defaultHeadersRemovedAcrossOrigins``), the token after an auth scheme,
-/// the decoded `user:password` of Basic and its password, each cookie value, and query and
-/// form values with secret names. The set is bounded: the ``capacity`` most recent values.
+/// Every place that adds a credential to a request registers it: the operation (the request's
+/// credential headers — default, per-request and the authenticator's — the token after an
+/// auth scheme, the decoded `user:password` of Basic and its password, each cookie value,
+/// query and form values with secret names, and the URL's user information), the cookie
+/// stamp of both transports and the cache, and the answer to a challenge. The client's
+/// configured credentials (default credential headers, ``HTTPClient/defaultCredential``, the
+/// session's additional headers, ``BearerTokenAuthenticator``'s tokens) are registered while
+/// configured. ``SecretMatcher`` finds them escaped as well as raw.
+///
+/// A value is **pinned** while something holds it — a request that carries it is in flight,
+/// or a client is configured with it — and a pinned value is never forgotten. Released
+/// values are kept too, most recently used first, up to ``capacity``: a response logged after
+/// its request ended, an error printed later, still mask them.
 final class SentSecrets: Sendable {
     // Sendable: the mutable state is `state`, behind one Lock.
     static let shared = SentSecrets()
 
-    /// Values remembered at most: the oldest are forgotten first.
+    /// Released values remembered at most (pinned ones are not counted): the least recently
+    /// used are forgotten first.
     static let capacity = 256
     /// Values shorter than this are not masked: masking "ab" everywhere would garble any text
     /// and reveal more (by its gaps) than it hides.
     static let minimumLength = 4
 
     private struct State {
-        var order: [String] = []
-        var members: Set<String> = []
+        /// Pinned values and how many holders each has.
+        var pinned: [String: Int] = [:]
+        /// Released values and when each was last used (`clock`).
+        var released: [String: UInt64] = [:]
+        /// Released values in order of release, oldest first from `head`; an entry whose time
+        /// no longer matches `released` is stale (used again since) and skipped.
+        var order: [(value: String, time: UInt64)] = []
+        var head = 0
+        var clock: UInt64 = 0
+        /// The matcher for the current set; nil after a change, built again by the next mask.
+        var matcher: SecretMatcher?
     }
     private let state = Lock(State())
 
     private static let headerNames = ["authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token"]
     private static let secretNames = Redaction()
 
-    /// Remembers the credential values `request` carries.
+    // MARK: - What a request carries
+
+    /// The credential values `request` carries (see the type's documentation); empty, without
+    /// allocating, for a request that carries none.
     /// - Parameters:
     ///   - request: The request as sent.
     ///   - fields: Its header fields (the caller has them already: it runs for every request).
-    func register(_ request: URLRequest, fields: [String: String]) {
+    static func values(of request: URLRequest, fields: [String: String]) -> [String] {
         var values: [String] = []
         var contentType: String?
         for (name, value) in fields {
             // Compared in place: lower-casing every name allocated on every request.
-            if let header = Self.headerNames.first(where: name.equalsIgnoringASCIICase) {
-                values.append(contentsOf: Self.credentialParts(of: value, header: header))
+            if let header = headerNames.first(where: name.equalsIgnoringASCIICase) {
+                values.append(contentsOf: credentialParts(of: value, header: header))
             } else if name.equalsIgnoringASCIICase("Content-Type") {
                 contentType = value
             }
         }
-        if let query = request.url?.query, Self.mayHoldSecret(query) {
-            values.append(contentsOf: Self.secretFields(in: query))
+        if let url = request.url {
+            // User information: libcurl (under both transports) sends it as Basic.
+            if let password = url.password {
+                let user = url.user ?? ""
+                values.append(contentsOf: basicParts(user: user, password: password))
+                if let plain = password.removingPercentEncoding, plain != password {
+                    values.append(contentsOf: basicParts(user: user.removingPercentEncoding ?? user, password: plain))
+                }
+            }
+            if let query = url.query, mayHoldSecret(query) { values.append(contentsOf: secretFields(in: query)) }
         }
         if let contentType, contentType.lowercased().hasPrefix("application/x-www-form-urlencoded"), let body = request.httpBody,
             body.count <= 64 * 1024
         {
             let text = String(decoding: body, as: UTF8.self)
-            if Self.mayHoldSecret(text) { values.append(contentsOf: Self.secretFields(in: text)) }
+            if mayHoldSecret(text) { values.append(contentsOf: secretFields(in: text)) }
         }
-        remember(values)
+        return values.filter { $0.count >= minimumLength }
     }
 
-    /// Remembers `values` (those long enough to mask).
+    /// The values a `user`/`password` pair is sent as: `user:password`, its base64 (the Basic
+    /// token a challenge answer or URL user information becomes) and the password.
+    static func basicParts(user: String, password: String) -> [String] {
+        let pair = "\(user):\(password)"
+        return [pair, Data(pair.utf8).base64EncodedString(), password].filter { $0.count >= minimumLength }
+    }
+
+    /// The credential values among header fields (default or additional headers).
+    static func values(ofHeaders fields: some Sequence<(key: String, value: String)>) -> [String] {
+        var values: [String] = []
+        for (name, value) in fields {
+            if let header = headerNames.first(where: name.equalsIgnoringASCIICase) {
+                values.append(contentsOf: credentialParts(of: value, header: header))
+            }
+        }
+        return values.filter { $0.count >= minimumLength }
+    }
+
+    // MARK: - Pins
+
+    /// Holds `values` until ``unpin(_:)`` with the same values: they are never forgotten
+    /// meanwhile. Values shorter than ``minimumLength`` are ignored.
+    func pin(_ values: [String]) {
+        guard !values.isEmpty else { return }
+        state.withLock { state in
+            for value in values where value.count >= Self.minimumLength {
+                if let count = state.pinned[value] {
+                    state.pinned[value] = count + 1
+                } else {
+                    state.pinned[value] = 1
+                    // Known already (released): the set to mask does not change.
+                    if state.released.removeValue(forKey: value) == nil { state.matcher = nil }
+                }
+            }
+        }
+    }
+
+    /// Lets go of values ``pin(_:)`` held: a value no longer held by anyone is remembered as
+    /// the most recently used of the released ones.
+    func unpin(_ values: [String]) {
+        guard !values.isEmpty else { return }
+        state.withLock { state in
+            for value in values where value.count >= Self.minimumLength {
+                guard let count = state.pinned[value] else { continue }
+                if count > 1 {
+                    state.pinned[value] = count - 1
+                } else {
+                    state.pinned[value] = nil
+                    Self.release(value, in: &state)
+                }
+            }
+            Self.evict(&state)
+        }
+    }
+
+    /// Remembers `values` as released ones, most recently used (values nothing holds: a
+    /// credential the client no longer sends, say).
     func remember(_ values: [String]) {
         let kept = values.filter { $0.count >= Self.minimumLength }
         guard !kept.isEmpty else { return }
         state.withLock { state in
-            for value in kept where state.members.insert(value).inserted {
-                state.order.append(value)
+            for value in kept where state.pinned[value] == nil {
+                if state.released[value] == nil { state.matcher = nil }
+                Self.release(value, in: &state)
             }
-            if state.order.count > Self.capacity {
-                let dropped = state.order.count - Self.capacity
-                for value in state.order.prefix(dropped) { state.members.remove(value) }
-                state.order.removeFirst(dropped)
-            }
+            Self.evict(&state)
         }
     }
 
-    /// `text` with every remembered value replaced by ``Redaction/placeholder``, longest first
-    /// (so a token is not left half-masked by a shorter value inside it).
-    func mask(_ text: String) -> String {
-        let values = state.withLock { $0.order }
-        guard !values.isEmpty, !text.isEmpty else { return text }
-        var result = text
-        for value in values.sorted(by: { $0.count > $1.count }) where result.contains(value) {
-            result = result.replacingOccurrences(of: value, with: Redaction.placeholder)
-        }
-        return result
+    private static func release(_ value: String, in state: inout State) {
+        state.clock += 1
+        state.released[value] = state.clock
+        state.order.append((value, state.clock))
     }
 
-    /// Forgets everything (tests).
-    func removeAll() { state.withLock { $0 = State() } }
+    /// Forgets the least recently used released values past ``capacity``, and compacts the
+    /// order once most of it is stale (a token used by every request adds an entry each time).
+    private static func evict(_ state: inout State) {
+        while state.released.count > capacity, state.head < state.order.count {
+            let (value, time) = state.order[state.head]
+            state.head += 1
+            if state.released[value] == time {
+                state.released[value] = nil
+                state.matcher = nil
+            }
+        }
+        if state.order.count - state.head > 2 * state.released.count + 64 || (state.head > 64 && state.head * 2 > state.order.count) {
+            state.order = state.order[state.head...].filter { state.released[$0.value] == $0.time }
+            state.head = 0
+        }
+    }
+
+    // MARK: - Masking
+
+    /// `text` with every remembered value — pinned or released, raw or escaped
+    /// (``SecretMatcher``) — replaced by ``Redaction/placeholder``, the longest first; cut after
+    /// `maximumBytes` of output when given, after masking, so no part of a value is printed.
+    func mask(_ text: String, maximumBytes: Int? = nil) -> (text: String, truncated: Bool) {
+        guard !text.isEmpty else { return (text, false) }
+        let matcher = state.withLock { state -> SecretMatcher in
+            if let matcher = state.matcher { return matcher }
+            let matcher = SecretMatcher(Array(state.pinned.keys) + Array(state.released.keys))
+            state.matcher = matcher
+            return matcher
+        }
+        return matcher.mask(text, placeholder: Redaction.placeholder, maximumBytes: maximumBytes)
+    }
+
+    /// Whether `value` is remembered (tests).
+    func contains(_ value: String) -> Bool {
+        state.withLock { $0.pinned[value] != nil || $0.released[value] != nil }
+    }
+
+    /// How many entries the release order holds, stale ones included (tests).
+    var orderLength: Int { state.withLock { $0.order.count - $0.head } }
+
+    /// How many holders pin `value` (tests).
+    func pinCount(_ value: String) -> Int { state.withLock { $0.pinned[value] ?? 0 } }
 
     /// The secret parts of one credential header's value.
     private static func credentialParts(of value: String, header: String) -> [String] {

@@ -55,5 +55,8 @@ extension HTTPRequestOperation {
         var metrics: OperationMetrics?
         var transferMetrics: TransferMetrics?
         var preflightError: ConveyorError?
+        /// The credential values this operation's attempts carry, pinned in ``SentSecrets``
+        /// until it finishes (empty, allocating nothing, for a request without credentials).
+        var pinnedSecrets: [String] = []
     }
 }

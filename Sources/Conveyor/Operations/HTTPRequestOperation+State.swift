@@ -245,6 +245,11 @@ extension HTTPRequestOperation {
             get { runBox?.preflightError }
             _modify { yield &run.preflightError }
         }
+        /// The credential values the attempts carry, pinned until the operation finishes.
+        var pinnedSecrets: [String] {
+            get { runBox?.pinnedSecrets ?? [] }
+            _modify { yield &run.pinnedSecrets }
+        }
         /// Why `cancel` was called; the first reason wins.
         var cancellationReason: ConveyorError.CancellationReason? {
             get { runBox?.cancellationReason }
@@ -374,7 +379,9 @@ extension HTTPRequestOperation {
     func finish(_ result: Result<UncheckedSendableBox<Any?>, ConveyorError>) {
         let claimed = mutableState.withLock {
             state -> (
-                task: (any TransportTask)?, timers: [DeadlineTimer], file: ResponseBodyFile?, sink: OutputStreamSink?, channel: BodyChannel?
+                task: (any TransportTask)?, timers: [DeadlineTimer], file: ResponseBodyFile?, sink: OutputStreamSink?,
+                channel: BodyChannel?,
+                secrets: [String]
             )? in
             guard !state.completionClaimed else { return nil }
             state.completionClaimed = true
@@ -384,8 +391,11 @@ extension HTTPRequestOperation {
             case .failure(let error): state.error = error
             }
             state.metrics = OperationMetrics(state: state)
-            defer { state.task = nil }
-            return (state.task, state.takeTimers(), state.bodyFile, state.outputSink, state.bodyChannel)
+            defer {
+                state.task = nil
+                if state.hasRunState { state.pinnedSecrets = [] }
+            }
+            return (state.task, state.takeTimers(), state.bodyFile, state.outputSink, state.bodyChannel, state.pinnedSecrets)
         }
         guard let claimed else { return }
         claimed.timers.forEach { $0.cancel() }
@@ -405,6 +415,9 @@ extension HTTPRequestOperation {
         transition(to: .finished)
         endBackgroundTaskIfAny()
         NotificationCenter.default.post(name: .conveyorOperationDidFinish, object: self)
+        // Pinned through the finish line the logger just wrote; remembered (as recently used)
+        // for what is printed later.
+        SentSecrets.shared.unpin(claimed.secrets)
 
         if case .failure(let error) = result { didFinish(error: error) } else { didFinish(error: nil) }
         let (queue, success, failure) = mutableState.withLock { state in

@@ -92,8 +92,9 @@ extension HTTPRequestOperation {
             fail(.invalidHeader(name: name), response: nil, retryable: false)
             return
         }
-        // Every credential value sent is masked by value in the text Conveyor emits.
-        SentSecrets.shared.register(request, fields: fields)
+        // Every credential value sent is masked by value in the text Conveyor emits, and held
+        // (never forgotten) until the operation finishes.
+        pinSecrets(SentSecrets.values(of: request, fields: fields))
         let (offset, validator) = mutableState.withLock { ($0.resumeOffset, $0.resumeValidator) }
         if offset > 0, let validator {
             request.setHeader("bytes=\(offset)-", for: "Range")
@@ -384,7 +385,32 @@ extension HTTPRequestOperation {
         if let handler { queue.async { handler(bytes, total, expected) } }
     }
 
+    /// The answer to a challenge, for both transports; the credential it sends is registered
+    /// for masking (`user:password`, its base64 and the password) and held until the operation
+    /// finishes.
     func disposition(for challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+        let answer = chosenDisposition(for: challenge)
+        if answer.0 == .useCredential, let credential = answer.1, let password = credential.password {
+            pinSecrets(SentSecrets.basicParts(user: credential.user ?? "", password: password))
+        }
+        return answer
+    }
+
+    /// Pins `values` in ``SentSecrets`` for the rest of the operation (at once released again
+    /// when it has finished meanwhile: nobody would unpin them).
+    func pinSecrets(_ values: [String]) {
+        guard !values.isEmpty else { return }
+        SentSecrets.shared.pin(values)
+        let kept = mutableState.withLock { state -> Bool in
+            guard !state.completionClaimed else { return false }
+            // The first attempt's values are kept as they are: no copy.
+            if state.pinnedSecrets.isEmpty { state.pinnedSecrets = values } else { state.pinnedSecrets.append(contentsOf: values) }
+            return true
+        }
+        if !kept { SentSecrets.shared.unpin(values) }
+    }
+
+    private func chosenDisposition(for challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
         let (handler, credential) = mutableState.withLock { ($0.challengeHandler, $0.credential.value) }
         if let handler {
             let (disposition, chosen) = handler(challenge)

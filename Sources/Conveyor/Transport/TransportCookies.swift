@@ -27,11 +27,17 @@ struct TransportCookies: @unchecked Sendable {
     /// Adds the stored cookies to `request` as its `Cookie` header, checked like every header
     /// that leaves (both transports and the cache call it, so a request is stamped once and the
     /// cache decides on it as sent).
+    ///
+    /// The cookie values are credentials Conveyor adds: they are registered for masking
+    /// (``SentSecrets``) and held for the exchange, by wrapping `delegate` (only when a cookie
+    /// was stamped).
     /// - Returns: The error that refuses the request when a stored cookie could split the head.
-    func stamp(_ request: inout URLRequest) -> ConveyorError? {
+    func stamp(_ request: inout URLRequest, delegate: inout any TransportTaskDelegate) -> ConveyorError? {
         guard let cookie = header(for: request) else { return nil }
         guard HeaderCheck.isValid(name: "Cookie", value: cookie) else { return .invalidHeader(name: "Cookie") }
         request.setHeader(cookie, for: "Cookie")
+        let values = SentSecrets.values(ofHeaders: [(key: "Cookie", value: cookie)])
+        if !values.isEmpty { delegate = SecretPinningDelegate(delegate, pinning: values) }
         return nil
     }
 

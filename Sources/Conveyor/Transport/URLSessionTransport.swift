@@ -25,6 +25,8 @@ final class URLSessionTransport: Transport {
     private let additionalHeaders: [(String, String)]
     /// The first of them that fails the header check: every request is refused with it.
     private let invalidAdditionalHeader: String?
+    /// The credential values among them, masked (``SentSecrets``) while the transport lives.
+    private let configuredSecrets: [String]
     /// On Linux, requests beyond the connections per host wait here rather than inside corelibs,
     /// where their idle timer would run (see ``ConnectionAdmission``). Apple's URLSession
     /// multiplexes HTTP/2 far beyond that limit, so there requests go straight in.
@@ -55,6 +57,8 @@ final class URLSessionTransport: Transport {
             (name as? String).map { ($0, "\(value)") }
         }
         invalidAdditionalHeader = HeaderCheck.firstInvalidName(in: additionalHeaders)
+        configuredSecrets = SentSecrets.values(ofHeaders: additionalHeaders.map { (key: $0.0, value: $0.1) })
+        SentSecrets.shared.pin(configuredSecrets)
         configuration.httpAdditionalHeaders = nil
         router = URLSessionDelegateRouter(allowsInvalidCertificates: tls.allowsInvalidCertificates, cookies: cookies)
         #if canImport(FoundationNetworking)
@@ -94,7 +98,8 @@ final class URLSessionTransport: Transport {
         // timer) is the longest one here.
         let idle = request.timeoutInterval
         request.timeoutInterval = idle > 0 ? Seconds.clamped(idle).rounded(.up) + 1 : Seconds.maximum
-        if let error = cookies.stamp(&request) {
+        var delegate = delegate
+        if let error = cookies.stamp(&request, delegate: &delegate) {
             return RefusedTransportTask.refusing(error, delegate: delegate, on: session.delegateQueue)
         }
         var delegate = delegate
@@ -144,7 +149,10 @@ final class URLSessionTransport: Transport {
     }
 
     /// The client and every operation that used this transport are gone.
-    deinit { invalidate() }
+    deinit {
+        invalidate()
+        SentSecrets.shared.unpin(configuredSecrets)
+    }
 }
 
 /// A `URLSessionTask` seen through the ``TransportTask`` protocol.

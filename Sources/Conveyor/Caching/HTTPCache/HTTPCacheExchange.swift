@@ -33,7 +33,10 @@ extension HTTPCache {
         // Decide on the request as sent: the transport would add the stored cookies, which
         // `Vary: Cookie` (and so the choice of a stored response) depends on.
         var request = request
-        if let error = transport.cookies.stamp(&request) { return RefusedTransportTask.refusing(error, delegate: delegate) }
+        var delegate = delegate
+        if let error = transport.cookies.stamp(&request, delegate: &delegate) {
+            return RefusedTransportTask.refusing(error, delegate: delegate)
+        }
         let requestControl = Self.requestControl(of: request)
         let entry = options.policy == .reloadIgnoringCache || requestControl.contains("no-store") ? nil : cachedResponse(for: request)
         let offline = options.policy == .returnCacheDataWhenUnreachable

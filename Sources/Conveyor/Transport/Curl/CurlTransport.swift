@@ -30,6 +30,8 @@
             self.library = library
             self.settings = settings
             loop = CurlMultiLoop(library: library, maximumConnectionsPerHost: settings.maximumConnectionsPerHost)
+            // The session's additional credential headers are masked while the transport lives.
+            SentSecrets.shared.pin(SentSecrets.values(ofHeaders: settings.additionalHeaders))
         }
 
         func startTask(for request: URLRequest, bodyFile: BodyFile.Snapshot?, delegate: any TransportTaskDelegate) -> any TransportTask {
@@ -37,8 +39,11 @@
                 return RefusedTransportTask.refusing(.invalidHeader(name: name), delegate: delegate)
             }
             var request = request
+            var delegate = delegate
             // The stored cookies are read once, here, and sent as the request's own header.
-            if let error = settings.cookies.stamp(&request) { return RefusedTransportTask.refusing(error, delegate: delegate) }
+            if let error = settings.cookies.stamp(&request, delegate: &delegate) {
+                return RefusedTransportTask.refusing(error, delegate: delegate)
+            }
             // The file is opened and checked here, on the caller's thread: no open (of a FIFO
             // swapped in, say) can block the loop thread, and a bad file fails before any send.
             let openFile: OpenBodyFile?
@@ -59,7 +64,10 @@
         }
 
         /// The client and every operation that used this transport are gone.
-        deinit { invalidate() }
+        deinit {
+            invalidate()
+            SentSecrets.shared.unpin(SentSecrets.values(ofHeaders: settings.additionalHeaders))
+        }
     }
 
     /// A transfer seen through the ``TransportTask`` protocol.

@@ -1,0 +1,207 @@
+/// Finds registered secret values in text however a server wrote them back: as sent, or with
+/// any of their bytes escaped the ways echoes escape them — percent-encoding (`%40`, `%2f`, in
+/// either case, whole or partial), `+` for a space (form encoding), JSON's `\/`, `\"`, `\\`
+/// and `\u00XX`, and HTML's `&amp;`, `&quot;`, `&lt;`, `&gt;`, `&apos;`, `&#NN;`, `&#xHH;` —
+/// mixed freely within one value. So `p%40ss%3Aw%2Frd` and `p@ss:w\/rd` are both found as
+/// `p@ss:w/rd`. (Escapes of non-ASCII characters other than percent-encoding of their UTF-8
+/// bytes are not decoded.)
+///
+/// Built once per change of the registered set, then shared: each ``mask(_:maximumBytes:)``
+/// is one pass over the text's UTF-8, looking only at the secrets that start with the byte
+/// (or the escaped byte) at each position.
+final class SecretMatcher: Sendable {
+    /// The secrets' UTF-8, longest first.
+    private let secrets: [[UInt8]]
+    /// For each byte, the indexes in `secrets` of those starting with it (longest first):
+    /// `indexes[starts[byte] ..< starts[byte + 1]]`.
+    private let starts: [Int]
+    private let indexes: [Int]
+    /// The most backtracking steps one match attempt may take (a secret full of `%` or `\`
+    /// met by text full of `%25`: each is both a literal byte and the start of an escape).
+    private static let backtrackingBudget = 64
+
+    /// Whether there is nothing to find.
+    var isEmpty: Bool { secrets.isEmpty }
+
+    /// - Parameter values: The secrets (none empty).
+    init(_ values: some Collection<String>) {
+        let secrets = values.map { Array($0.utf8) }.filter { !$0.isEmpty }.sorted { $0.count > $1.count }
+        var counts = [Int](repeating: 0, count: 257)
+        for secret in secrets { counts[Int(secret[0]) + 1] += 1 }
+        for byte in 1..<257 { counts[byte] += counts[byte - 1] }
+        var next = counts
+        var indexes = [Int](repeating: 0, count: secrets.count)
+        for (index, secret) in secrets.enumerated() {
+            indexes[next[Int(secret[0])]] = index
+            next[Int(secret[0])] += 1
+        }
+        self.secrets = secrets
+        self.starts = counts
+        self.indexes = indexes
+    }
+
+    /// `text` with every secret found replaced by `placeholder`, and cut after `maximumBytes`
+    /// bytes of output when given. Masking comes first, so the cut can never leave part of a
+    /// secret: a secret that starts before the cut is replaced whole (its placeholder is
+    /// printed whole, so the result may pass the limit by the placeholder's length).
+    /// - Returns: The text, and whether it was cut.
+    func mask(_ text: String, placeholder: String, maximumBytes: Int? = nil) -> (text: String, truncated: Bool) {
+        var text = text
+        if let result = text.withUTF8({ mask(bytes: $0, placeholder: placeholder, maximumBytes: maximumBytes) }) {
+            return (String(decoding: result.bytes, as: UTF8.self), result.truncated)
+        }
+        return (text, false)
+    }
+
+    /// nil when nothing was found and nothing cut (the caller keeps its string: no copy).
+    private func mask(bytes text: UnsafeBufferPointer<UInt8>, placeholder: String, maximumBytes: Int?)
+        -> (bytes: [UInt8], truncated: Bool)?
+    {
+        let limit = maximumBytes.map { max($0, 0) } ?? Int.max
+        if secrets.isEmpty {
+            guard text.count > limit else { return nil }
+            return (Array(text[..<Self.boundary(text, atMost: limit)]), true)
+        }
+        var output: [UInt8] = []
+        var copied = 0
+        var position = 0
+        while position < text.count {
+            if output.count + (position - copied) >= limit {
+                let cut = Self.boundary(text, atMost: copied + limit - output.count)
+                output.append(contentsOf: text[copied..<max(cut, copied)])
+                return (output, true)
+            }
+            guard let end = longestMatch(in: text, at: position) else {
+                position += 1
+                continue
+            }
+            output.append(contentsOf: text[copied..<position])
+            output.append(contentsOf: placeholder.utf8)
+            copied = end
+            position = end
+        }
+        guard copied > 0 else { return nil }
+        output.append(contentsOf: text[copied...])
+        return (output, false)
+    }
+
+    /// The largest index at most `limit` that does not split a UTF-8 sequence.
+    private static func boundary(_ text: UnsafeBufferPointer<UInt8>, atMost limit: Int) -> Int {
+        var cut = min(limit, text.count)
+        while cut > 0, cut < text.count, text[cut] & 0xC0 == 0x80 { cut -= 1 }
+        return cut
+    }
+
+    /// Where the longest secret starting at `position` ends in the text, if any does.
+    private func longestMatch(in text: UnsafeBufferPointer<UInt8>, at position: Int) -> Int? {
+        var best: Int?
+        func scan(_ first: UInt8) {
+            for slot in starts[Int(first)]..<starts[Int(first) + 1] {
+                if let end = match(secrets[indexes[slot]], in: text, at: position), end > (best ?? position) { best = end }
+            }
+        }
+        let literal = text[position]
+        scan(literal)
+        if let decoded = Self.decode(text, at: position), decoded.byte != literal { scan(decoded.byte) }
+        return best
+    }
+
+    /// Where `secret` ends if it starts at `start`: each of its bytes is the text's byte or an
+    /// escape of it. Literal first; the escape is kept as an alternative when both fit.
+    private func match(_ secret: [UInt8], in text: UnsafeBufferPointer<UInt8>, at start: Int) -> Int? {
+        var index = 0
+        var position = start
+        var alternatives: [(index: Int, position: Int)] = []
+        var budget = Self.backtrackingBudget
+        while true {
+            if index == secret.count { return position }
+            var next: Int?
+            if position < text.count {
+                let byte = secret[index]
+                let literal = text[position] == byte
+                let escaped = Self.decode(text, at: position).flatMap { $0.byte == byte ? position + $0.length : nil }
+                switch (literal, escaped) {
+                case (true, let escaped?):
+                    alternatives.append((index + 1, escaped))
+                    next = position + 1
+                case (true, nil): next = position + 1
+                case (false, let escaped?): next = escaped
+                case (false, nil): next = nil
+                }
+            }
+            if let next {
+                index += 1
+                position = next
+                continue
+            }
+            guard budget > 0, let alternative = alternatives.popLast() else { return nil }
+            budget -= 1
+            (index, position) = alternative
+        }
+    }
+
+    /// The byte an escape starting at `position` stands for, and the escape's length.
+    static func decode(_ text: UnsafeBufferPointer<UInt8>, at position: Int) -> (byte: UInt8, length: Int)? {
+        let rest = text.count - position
+        switch text[position] {
+        case UInt8(ascii: "%") where rest >= 3:
+            guard let high = hex(text[position + 1]), let low = hex(text[position + 2]) else { return nil }
+            return (high << 4 | low, 3)
+        case UInt8(ascii: "+"):
+            return (UInt8(ascii: " "), 1)
+        case UInt8(ascii: "\\") where rest >= 2:
+            let next = text[position + 1]
+            if next == UInt8(ascii: "/") || next == UInt8(ascii: "\"") || next == UInt8(ascii: "\\") { return (next, 2) }
+            guard next == UInt8(ascii: "u"), rest >= 6, text[position + 2] == UInt8(ascii: "0"), text[position + 3] == UInt8(ascii: "0"),
+                let high = hex(text[position + 4]), let low = hex(text[position + 5]), high < 8
+            else { return nil }
+            return (high << 4 | low, 6)
+        case UInt8(ascii: "&") where rest >= 4:
+            return entity(text, at: position)
+        default:
+            return nil
+        }
+    }
+
+    /// An HTML character reference for an ASCII character: a few names, or a number.
+    private static func entity(_ text: UnsafeBufferPointer<UInt8>, at position: Int) -> (byte: UInt8, length: Int)? {
+        let end = min(text.count, position + 8)
+        guard let semicolon = (position + 2..<end).first(where: { text[$0] == UInt8(ascii: ";") }) else { return nil }
+        let name = text[(position + 1)..<semicolon]
+        let length = semicolon + 1 - position
+        switch String(decoding: name, as: UTF8.self) {
+        case "amp": return (UInt8(ascii: "&"), length)
+        case "quot": return (UInt8(ascii: "\""), length)
+        case "lt": return (UInt8(ascii: "<"), length)
+        case "gt": return (UInt8(ascii: ">"), length)
+        case "apos": return (UInt8(ascii: "'"), length)
+        default: break
+        }
+        guard name.first == UInt8(ascii: "#") else { return nil }
+        var value = 0
+        let digits = name.dropFirst()
+        if digits.first == UInt8(ascii: "x") || digits.first == UInt8(ascii: "X") {
+            guard digits.count > 1 else { return nil }
+            for digit in digits.dropFirst() {
+                guard let number = hex(digit) else { return nil }
+                value = value * 16 + Int(number)
+            }
+        } else {
+            guard !digits.isEmpty else { return nil }
+            for digit in digits {
+                guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int(digit - UInt8(ascii: "0"))
+            }
+        }
+        return value < 0x80 ? (UInt8(value), length) : nil
+    }
+
+    private static func hex(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}
