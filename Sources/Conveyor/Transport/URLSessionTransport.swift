@@ -102,7 +102,6 @@ final class URLSessionTransport: Transport {
         if let error = cookies.stamp(&request, delegate: &delegate) {
             return RefusedTransportTask.refusing(error, delegate: delegate, on: session.delegateQueue)
         }
-        var delegate = delegate
         var openFile: OpenBodyFile?
         if let bodyFile {
             // Checked and opened here (O_NONBLOCK: a FIFO cannot block this thread), not left to
