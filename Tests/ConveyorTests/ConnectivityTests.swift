@@ -141,7 +141,7 @@ struct ConnectivityTests {
         outboxConfiguration.maximumAttempts = 1
         let outbox = try client.outbox(directory: directory.url, configuration: outboxConfiguration)
         defer { outbox.close() }
-        let id = try outbox.send(method: .post, path: "apply", parameters: ["n": 1])
+        let id = try await outbox.send(method: .post, path: "apply", parameters: ["n": 1])
         let refusals = EventCount()
         let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationDidFinish, object: nil, queue: nil) { note in
             // Only this client's attempts: other suites' operations post the same notification.
@@ -170,7 +170,7 @@ struct ConnectivityTests {
         outboxConfiguration.maximumAttempts = 1
         let outbox = try client.outbox(directory: directory.url, configuration: outboxConfiguration)
         defer { outbox.close() }
-        _ = try outbox.send(method: .post, path: "apply", parameters: ["n": 1])
+        _ = try await outbox.send(method: .post, path: "apply", parameters: ["n": 1])
         let refusals = EventCount()
         let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationDidFinish, object: nil, queue: nil) { note in
             // Only this client's attempts: other suites' operations post the same notification.
