@@ -54,10 +54,13 @@ struct AuthenticationTests {
             #expect(body["user"] as? String == "user")
             #expect(server.requestCount(path: "/basic-auth/user/passwd") == 2)
 
+            // A password no other test's text contains: credentials sent are masked by value in
+            // every text of the process (a password "secret" masked the key `"secret"` in a
+            // concurrent logger test).
             let probe = CompletionProbe()
             let operation = client.operation(
-                with: try client.request(method: .get, path: "basic-auth/other/secret"), success: nil, failure: nil)
-            operation.credential = URLCredential(user: "other", password: "secret", persistence: .none)
+                with: try client.request(method: .get, path: "basic-auth/other/other-s3cret"), success: nil, failure: nil)
+            operation.credential = URLCredential(user: "other", password: "other-s3cret", persistence: .none)
             probe.attach(to: operation)
             client.enqueue(operation)
             #expect(await probe.outcome().data?.jsonObject["user"] as? String == "other")

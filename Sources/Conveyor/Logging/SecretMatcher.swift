@@ -10,9 +10,11 @@
 /// is one pass over the text's UTF-8, looking only at the secrets that start with the byte
 /// (or the escaped byte) at each position.
 final class SecretMatcher: Sendable {
-    /// The secrets' UTF-8, longest first.
-    private let secrets: [[UInt8]]
-    /// For each byte, the indexes in `secrets` of those starting with it (longest first):
+    /// The secrets' UTF-8, one after the other, longest first: secret `i` is
+    /// `bytes[offsets[i] ..< offsets[i + 1]]` (one buffer: no reference counting per look).
+    private let bytes: [UInt8]
+    private let offsets: [Int]
+    /// For each byte, the indexes of the secrets starting with it (longest first):
     /// `indexes[starts[byte] ..< starts[byte + 1]]`.
     private let starts: [Int]
     private let indexes: [Int]
@@ -21,9 +23,9 @@ final class SecretMatcher: Sendable {
     private static let backtrackingBudget = 64
 
     /// Whether there is nothing to find.
-    var isEmpty: Bool { secrets.isEmpty }
+    var isEmpty: Bool { offsets.count < 2 }
 
-    /// - Parameter values: The secrets (none empty).
+    /// - Parameter values: The secrets (empty ones are ignored).
     init(_ values: some Collection<String>) {
         let secrets = values.map { Array($0.utf8) }.filter { !$0.isEmpty }.sorted { $0.count > $1.count }
         var counts = [Int](repeating: 0, count: 257)
@@ -31,11 +33,16 @@ final class SecretMatcher: Sendable {
         for byte in 1..<257 { counts[byte] += counts[byte - 1] }
         var next = counts
         var indexes = [Int](repeating: 0, count: secrets.count)
+        var bytes: [UInt8] = []
+        var offsets = [0]
         for (index, secret) in secrets.enumerated() {
             indexes[next[Int(secret[0])]] = index
             next[Int(secret[0])] += 1
+            bytes += secret
+            offsets.append(bytes.count)
         }
-        self.secrets = secrets
+        self.bytes = bytes
+        self.offsets = offsets
         self.starts = counts
         self.indexes = indexes
     }
@@ -58,31 +65,33 @@ final class SecretMatcher: Sendable {
         -> (bytes: [UInt8], truncated: Bool)?
     {
         let limit = maximumBytes.map { max($0, 0) } ?? Int.max
-        if secrets.isEmpty {
+        if isEmpty {
             guard text.count > limit else { return nil }
             return (Array(text[..<Self.boundary(text, atMost: limit)]), true)
         }
-        var output: [UInt8] = []
-        var copied = 0
-        var position = 0
-        while position < text.count {
-            if output.count + (position - copied) >= limit {
-                let cut = Self.boundary(text, atMost: copied + limit - output.count)
-                output.append(contentsOf: text[copied..<max(cut, copied)])
-                return (output, true)
+        return bytes.withUnsafeBufferPointer { secrets -> (bytes: [UInt8], truncated: Bool)? in
+            var output: [UInt8] = []
+            var copied = 0
+            var position = 0
+            while position < text.count {
+                if output.count + (position - copied) >= limit {
+                    let cut = Self.boundary(text, atMost: copied + limit - output.count)
+                    output.append(contentsOf: text[copied..<max(cut, copied)])
+                    return (output, true)
+                }
+                guard let end = longestMatch(secrets, in: text, at: position) else {
+                    position += 1
+                    continue
+                }
+                output.append(contentsOf: text[copied..<position])
+                output.append(contentsOf: placeholder.utf8)
+                copied = end
+                position = end
             }
-            guard let end = longestMatch(in: text, at: position) else {
-                position += 1
-                continue
-            }
-            output.append(contentsOf: text[copied..<position])
-            output.append(contentsOf: placeholder.utf8)
-            copied = end
-            position = end
+            guard copied > 0 else { return nil }
+            output.append(contentsOf: text[copied...])
+            return (output, false)
         }
-        guard copied > 0 else { return nil }
-        output.append(contentsOf: text[copied...])
-        return (output, false)
     }
 
     /// The largest index at most `limit` that does not split a UTF-8 sequence.
@@ -93,33 +102,53 @@ final class SecretMatcher: Sendable {
     }
 
     /// Where the longest secret starting at `position` ends in the text, if any does.
-    private func longestMatch(in text: UnsafeBufferPointer<UInt8>, at position: Int) -> Int? {
-        var best: Int?
-        func scan(_ first: UInt8) {
-            for slot in starts[Int(first)]..<starts[Int(first) + 1] {
-                if let end = match(secrets[indexes[slot]], in: text, at: position), end > (best ?? position) { best = end }
-            }
-        }
+    private func longestMatch(_ secrets: UnsafeBufferPointer<UInt8>, in text: UnsafeBufferPointer<UInt8>, at position: Int) -> Int? {
         let literal = text[position]
-        scan(literal)
-        if let decoded = Self.decode(text, at: position), decoded.byte != literal { scan(decoded.byte) }
+        var best = longest(startingWith: literal, secrets, in: text, at: position)
+        if let decoded = Self.decode(text, at: position), decoded.byte != literal,
+            let end = longest(startingWith: decoded.byte, secrets, in: text, at: position), end > (best ?? position)
+        {
+            best = end
+        }
+        return best
+    }
+
+    /// The furthest end of the secrets starting with `first` that match at `position`.
+    private func longest(
+        startingWith first: UInt8, _ secrets: UnsafeBufferPointer<UInt8>, in text: UnsafeBufferPointer<UInt8>, at position: Int
+    )
+        -> Int?
+    {
+        var best: Int?
+        // Where the text has `first` as itself (not an escape's start), the secret's second
+        // byte must follow at once, as itself or as an escape: that rules out most candidates
+        // before the full match.
+        let literalFirst = text[position] == first && !Self.startsEscape(first)
+        let second = position + 1 < text.count ? text[position + 1] : nil
+        let secondIsEscape = second.map(Self.startsEscape) ?? false
+        for slot in starts[Int(first)]..<starts[Int(first) + 1] {
+            let index = indexes[slot]
+            let secret = UnsafeBufferPointer(rebasing: secrets[offsets[index]..<offsets[index + 1]])
+            if literalFirst, secret.count > 1, let second, second != secret[1], !secondIsEscape { continue }
+            if let end = Self.match(secret, in: text, at: position), end > (best ?? position) { best = end }
+        }
         return best
     }
 
     /// Where `secret` ends if it starts at `start`: each of its bytes is the text's byte or an
     /// escape of it. Literal first; the escape is kept as an alternative when both fit.
-    private func match(_ secret: [UInt8], in text: UnsafeBufferPointer<UInt8>, at start: Int) -> Int? {
+    private static func match(_ secret: UnsafeBufferPointer<UInt8>, in text: UnsafeBufferPointer<UInt8>, at start: Int) -> Int? {
         var index = 0
         var position = start
         var alternatives: [(index: Int, position: Int)] = []
-        var budget = Self.backtrackingBudget
+        var budget = backtrackingBudget
         while true {
             if index == secret.count { return position }
             var next: Int?
             if position < text.count {
                 let byte = secret[index]
                 let literal = text[position] == byte
-                let escaped = Self.decode(text, at: position).flatMap { $0.byte == byte ? position + $0.length : nil }
+                let escaped = decode(text, at: position).flatMap { $0.byte == byte ? position + $0.length : nil }
                 switch (literal, escaped) {
                 case (true, let escaped?):
                     alternatives.append((index + 1, escaped))
@@ -138,6 +167,11 @@ final class SecretMatcher: Sendable {
             budget -= 1
             (index, position) = alternative
         }
+    }
+
+    /// Whether an escape can start with `byte`.
+    private static func startsEscape(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "%") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "&")
     }
 
     /// The byte an escape starting at `position` stands for, and the escape's length.

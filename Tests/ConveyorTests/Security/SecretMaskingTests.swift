@@ -136,6 +136,24 @@ struct SecretMaskingTests {
     }
 
     @Test(
+        "A credential among the session's additional headers (added by the transport) never reaches the log",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func sessionAdditionalHeaders(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let key = "Session-Key-\(UUID().uuidString.prefix(8))"
+        let client = testClient(server, transport) { configuration in
+            let session = URLSessionConfiguration.default
+            session.httpAdditionalHeaders = ["X-API-Key": key]
+            configuration.sessionConfiguration = session
+        }
+        let capture = NetworkLoggerTests.Capture(level: .debug, port: server.port)
+        let echoed = String(decoding: try await client.get("raw-headers"), as: UTF8.self)
+        #expect(echoed.contains(key), "the header was sent: \(echoed)")
+        Self.expectHidden(key, in: capture.lines.joined(separator: "\n"), "the log")
+    }
+
+    @Test(
         "A Basic password echoed percent-encoded, form-encoded, JSON- or HTML-escaped is masked",
         arguments: HTTPClient.TransportKind.testedKinds)
     func encodedForms(transport: HTTPClient.TransportKind) async throws {
