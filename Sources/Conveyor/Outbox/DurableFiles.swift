@@ -122,10 +122,12 @@ enum DurableFiles {
         return Int64(info.st_size)
     }
 
-    /// The names in a directory, read one at a time (100,000 items need no array of URLs). A
-    /// name that is not UTF-8 is passed to `foreign` as its bytes instead (a `String` would
-    /// repair it into a name that does not exist).
-    static func forEachName(in directory: URL, foreign: ([UInt8]) -> Void = { _ in }, _ body: (String) -> Void) throws(Failure) {
+    /// The names in a directory, read one at a time (100,000 items need no array of URLs).
+    /// Returns the names that are not UTF-8, as bytes, instead of passing them to `body`: a
+    /// `String` would repair them into names that do not exist.
+    @discardableResult
+    static func forEachName(in directory: URL, _ body: (String) -> Void) throws(Failure) -> [[UInt8]] {
+        var foreign: [[UInt8]] = []
         guard let stream = opendir(directory.path) else { throw Failure(url: directory, code: errno) }
         defer { closedir(stream) }
         // The name is read in place, up to its NUL. Loading `entry.pointee.d_name` would copy the
@@ -136,11 +138,12 @@ enum DurableFiles {
         while let entry = readdir(stream) {
             let pointer = UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self)
             guard let name = String(validatingCString: pointer) else {
-                foreign(Array(UnsafeBufferPointer(start: pointer, count: strlen(pointer))).map { UInt8(bitPattern: $0) })
+                foreign.append(Array(UnsafeBufferPointer(start: pointer, count: strlen(pointer))).map { UInt8(bitPattern: $0) })
                 continue
             }
             if name != "." && name != ".." { body(name) }
         }
+        return foreign
     }
 
     /// Renames the file named by `bytes` (not UTF-8) in `directory` to `destination`.

@@ -125,10 +125,13 @@ extension Outbox {
         guard !state.withLock({ $0.closed }) else { return }
         let movedTo = corruptDirectory.appendingPathComponent(name.stem + ".item")
         reportFailure(Result { () throws(DurableFiles.Failure) in try DurableFiles.move(name.url(.item, in: deadDirectory), to: movedTo) })
-        if DurableFiles.size(of: name.url(.body, in: deadDirectory)) != nil || DurableFiles.isSymbolicLink(name.url(.body, in: deadDirectory)) {
+        if DurableFiles.size(of: name.url(.body, in: deadDirectory)) != nil
+            || DurableFiles.isSymbolicLink(name.url(.body, in: deadDirectory))
+        {
             reportFailure(
                 Result { () throws(DurableFiles.Failure) in
-                    try DurableFiles.move(name.url(.body, in: deadDirectory), to: corruptDirectory.appendingPathComponent(name.stem + ".body"))
+                    try DurableFiles.move(
+                        name.url(.body, in: deadDirectory), to: corruptDirectory.appendingPathComponent(name.stem + ".body"))
                 })
         }
         DurableFiles.remove(name.url(.reported, in: deadDirectory))

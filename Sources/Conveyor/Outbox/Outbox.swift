@@ -165,7 +165,9 @@ public final class Outbox: @unchecked Sendable {
     /// Stops delivery and releases the directory before it returns: attempts in flight are
     /// cancelled (their items stay and are sent again, with the same key, by the next outbox on
     /// the directory), the result a ``results`` loop holds counts as handed over, the loop ends,
-    /// and `send` throws ``ConveyorError/OutboxFailureReason/closed``. A result handler still
+    /// and `send` throws ``ConveyorError/OutboxFailureReason/closed``. A `send` (or dead-letter
+    /// call) already writing when `close()` begins completes first: `close()` returns after it,
+    /// so every identifier a `send` returned is on disk for the next owner. A result handler still
     /// running leaves its item to the next outbox, which hands the result over again, flagged
     /// ``ItemResult/isRedelivery``. Called when the outbox is released.
     public func close() {
