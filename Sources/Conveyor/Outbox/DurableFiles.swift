@@ -115,11 +115,19 @@ enum DurableFiles {
         return .success(())
     }
 
-    /// The size of a regular file, nil when there is none — or a symbolic link, which is not followed.
-    static func size(of url: URL) -> Int64? {
+    /// The size of a regular file, nil when there is none. A symbolic link is not followed
+    /// (nil) unless `followingLinks` — for a caller's own file, not for the outbox's.
+    static func size(of url: URL, followingLinks: Bool = false) -> Int64? {
         var info = stat()
-        guard lstat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        let found = followingLinks ? stat(url.path, &info) : lstat(url.path, &info)
+        guard found == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         return Int64(info.st_size)
+    }
+
+    /// Whether anything, a dangling link included, is at `url`.
+    static func exists(_ url: URL) -> Bool {
+        var info = stat()
+        return lstat(url.path, &info) == 0
     }
 
     /// The names in a directory, read one at a time (100,000 items need no array of URLs).

@@ -122,12 +122,11 @@ extension Outbox {
 
     /// Moves a dead letter that cannot be read to `corrupt/` and reports it. On `queue`.
     func setAsideCorruptDeadLetter(_ name: OutboxItemName, detail: String) {
-        guard !state.withLock({ $0.closed }) else { return }
+        // Gone already: set aside by the report at start-up (or removed) since it was read.
+        guard !state.withLock({ $0.closed }), DurableFiles.exists(name.url(.item, in: deadDirectory)) else { return }
         let movedTo = corruptDirectory.appendingPathComponent(name.stem + ".item")
         reportFailure(Result { () throws(DurableFiles.Failure) in try DurableFiles.move(name.url(.item, in: deadDirectory), to: movedTo) })
-        if DurableFiles.size(of: name.url(.body, in: deadDirectory)) != nil
-            || DurableFiles.isSymbolicLink(name.url(.body, in: deadDirectory))
-        {
+        if DurableFiles.exists(name.url(.body, in: deadDirectory)) {
             reportFailure(
                 Result { () throws(DurableFiles.Failure) in
                     try DurableFiles.move(
@@ -146,7 +145,7 @@ extension Outbox {
         let bytes = diskBytes(name, in: itemsDirectory)
         state.withLock { $0.inFlight[name.id]?.bytes = bytes }
         let body = name.url(.body, in: itemsDirectory)
-        if DurableFiles.size(of: body) != nil || DurableFiles.isSymbolicLink(body) {
+        if DurableFiles.exists(body) {
             reportFailure(
                 Result { () throws(DurableFiles.Failure) in
                     try DurableFiles.move(body, to: corruptDirectory.appendingPathComponent(name.stem + ".body"))

@@ -359,6 +359,8 @@ struct OutboxHardeningTests {
         let directory = try TemporaryDirectory()
         let source = directory.url.appendingPathComponent("reading.bin")
         try Data(repeating: 7, count: 300_000).write(to: source)
+        let link = directory.url.appendingPathComponent("link.bin")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: source)
         let outbox = try testClient(server, transport).outbox(directory: directory.url.appendingPathComponent("box"))
         // Sixteen at once from Tasks: with the fsyncs on the pool's two threads these would queue behind each other.
         let ids = try await withThrowingTaskGroup(of: UUID.self) { group in
@@ -366,7 +368,8 @@ struct OutboxHardeningTests {
                 group.addTask { try await outbox.send(method: .post, path: "upload", parameters: ["n": index]) }
                 group.addTask { try await outbox.send(method: .post, path: "upload", body: ["n": index], requestSerializer: .json) }
                 group.addTask { try await outbox.send(path: "upload") { $0.append("\(index)", name: "n") } }
-                group.addTask { try await outbox.send(method: .put, path: "upload", fileURL: source) }
+                // The caller's file may be a symbolic link (only the outbox's own files are never followed).
+                group.addTask { try await outbox.send(method: .put, path: "upload", fileURL: index == 0 ? link : source) }
             }
             return try await group.reduce(into: [UUID]()) { $0.append($1) }
         }
