@@ -5,7 +5,7 @@ extension Outbox {
     /// renamed `.reported`, so that after a crash from then on the result comes again, flagged
     /// as a redelivery, rather than never — or twice unflagged. When that rename fails (a
     /// directory made read-only) the result is not handed over: the failure is reported
-    /// (``Foundation/Notification/Name/conveyorOutboxFileOperationFailed``) and the rename tried
+    /// (`Notification.Name.conveyorOutboxFileOperationFailed`) and the rename tried
     /// again after a backoff, the outcome kept. On `queue`.
     func finish(_ name: OutboxItemName, _ stored: OutboxStoredItem, _ outcome: Outcome) {
         guard !state.withLock({ $0.closed }) else { return }  // the next owner sends it again

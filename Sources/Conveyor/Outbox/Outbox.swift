@@ -139,6 +139,9 @@ public final class Outbox: @unchecked Sendable {
     /// iterator is released (a loop left with `break` releases it at the end of the loop; in
     /// top-level code the iterator lives until the end of its scope); or when the outbox is
     /// closed with a result in the loop body. A result set aside as corrupt counts the same way.
+    /// The item's files are removed just after, in the background: ``close()`` waits for that,
+    /// so close the outbox before the process exits (a process that exits at a count of 0
+    /// without closing may leave files, and get those results again, flagged, next time).
     public var pendingCount: Int { state.withLock { $0.count } }
 
     /// What the waiting items take on disk, records and bodies; it drops with ``pendingCount``.
@@ -327,7 +330,7 @@ public final class Outbox: @unchecked Sendable {
     }
 
     /// Reports a failed rename, removal or sync of the outbox's own files: posts
-    /// ``Foundation/Notification/Name/conveyorOutboxFileOperationFailed``.
+    /// `Notification.Name.conveyorOutboxFileOperationFailed`.
     func reportFailure(_ result: Result<Void, DurableFiles.Failure>) {
         guard case .failure(let failure) = result else { return }
         let error = ConveyorError.outboxFailed(reason: .writeFailed(failure.url, failure.error))

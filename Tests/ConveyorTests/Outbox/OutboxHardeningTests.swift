@@ -292,7 +292,7 @@ struct OutboxHardeningTests {
     }
 
     @Test(
-        "Every file is 0600 and every directory 0700 — a multipart body over 64 KiB, a dead letter's, directories an older version made 0755"
+        "Every file is 0600 and every directory 0700 under umask 0 — a multipart body over 64 KiB, a dead letter's, directories an older version made 0755"
     )
     func fileModes() async throws {
         let server = try LocalHTTPServer.started()
@@ -303,6 +303,10 @@ struct OutboxHardeningTests {
             try FileManager.default.createDirectory(
                 at: directory.url.appendingPathComponent(name), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         }
+        // The widest umask: the modes must not come from it (process-wide, restored at the end;
+        // other suites' files are merely created more open meanwhile).
+        let previousMask = umask(0)
+        defer { umask(previousMask) }
         let outbox = try testClient(server, .curl).outbox(
             directory: directory.url, configuration: OutboxTests.quick { $0.maximumAttempts = 1 })
         let big = Data(repeating: 0x61, count: 100 << 10)
