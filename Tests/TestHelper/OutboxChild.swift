@@ -4,7 +4,8 @@ import Foundation
 /// `outbox <base-url> <directory> <count> <curl|urlsession> <body-bytes>`: opens the outbox in
 /// <directory>, prints `result <id> <status|failed> <redelivery 0|1>` for each result, sends
 /// <count> JSON POSTs to `apply` (printing `accepted <id>` as each `send` returns, `answered`
-/// whenever an operation finishes), then prints `idle` and exits 0 once nothing is pending.
+/// whenever an operation finishes), then closes the outbox, prints `idle` and exits 0 once
+/// nothing is pending.
 /// The crash tests kill it with SIGKILL anywhere in between and run it again with count 0.
 func outboxChild(arguments: [String]) -> Never {
     guard arguments.count == 5, let baseURL = URL(string: arguments[0]), let count = Int(arguments[2]), let bodyBytes = Int(arguments[4])
@@ -55,6 +56,9 @@ func outboxChild(arguments: [String]) -> Never {
     say("sent")
     // Polling in the child is fine: the parent synchronises on the lines printed.
     while outbox.pendingCount > 0 { usleep(2_000) }
+    // The count drops as each result is handed over; the files go just after, and `close()`
+    // waits for that: exiting without it would leave them for a flagged redelivery.
+    outbox.close()
     say("idle")
     _ = observer
     exit(0)

@@ -115,17 +115,27 @@ enum DurableFiles {
         return .success(())
     }
 
-    /// The size of a regular file, nil when there is none — or a symbolic link, which is not followed.
-    static func size(of url: URL) -> Int64? {
+    /// The size of a regular file, nil when there is none. A symbolic link is not followed
+    /// (nil) unless `followingLinks` — for a caller's own file, not for the outbox's.
+    static func size(of url: URL, followingLinks: Bool = false) -> Int64? {
         var info = stat()
-        guard lstat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        let found = followingLinks ? stat(url.path, &info) : lstat(url.path, &info)
+        guard found == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         return Int64(info.st_size)
     }
 
-    /// The names in a directory, read one at a time (100,000 items need no array of URLs). A
-    /// name that is not UTF-8 is passed to `foreign` as its bytes instead (a `String` would
-    /// repair it into a name that does not exist).
-    static func forEachName(in directory: URL, foreign: ([UInt8]) -> Void = { _ in }, _ body: (String) -> Void) throws(Failure) {
+    /// Whether anything, a dangling link included, is at `url`.
+    static func exists(_ url: URL) -> Bool {
+        var info = stat()
+        return lstat(url.path, &info) == 0
+    }
+
+    /// The names in a directory, read one at a time (100,000 items need no array of URLs).
+    /// Returns the names that are not UTF-8, as bytes, instead of passing them to `body`: a
+    /// `String` would repair them into names that do not exist.
+    @discardableResult
+    static func forEachName(in directory: URL, _ body: (String) -> Void) throws(Failure) -> [[UInt8]] {
+        var foreign: [[UInt8]] = []
         guard let stream = opendir(directory.path) else { throw Failure(url: directory, code: errno) }
         defer { closedir(stream) }
         // The name is read in place, up to its NUL. Loading `entry.pointee.d_name` would copy the
@@ -136,11 +146,12 @@ enum DurableFiles {
         while let entry = readdir(stream) {
             let pointer = UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self)
             guard let name = String(validatingCString: pointer) else {
-                foreign(Array(UnsafeBufferPointer(start: pointer, count: strlen(pointer))).map { UInt8(bitPattern: $0) })
+                foreign.append(Array(UnsafeBufferPointer(start: pointer, count: strlen(pointer))).map { UInt8(bitPattern: $0) })
                 continue
             }
             if name != "." && name != ".." { body(name) }
         }
+        return foreign
     }
 
     /// Renames the file named by `bytes` (not UTF-8) in `directory` to `destination`.

@@ -5,7 +5,7 @@ extension Outbox {
     /// renamed `.reported`, so that after a crash from then on the result comes again, flagged
     /// as a redelivery, rather than never — or twice unflagged. When that rename fails (a
     /// directory made read-only) the result is not handed over: the failure is reported
-    /// (``Foundation/Notification/Name/conveyorOutboxFileOperationFailed``) and the rename tried
+    /// (`Notification.Name.conveyorOutboxFileOperationFailed`) and the rename tried
     /// again after a backoff, the outcome kept. On `queue`.
     func finish(_ name: OutboxItemName, _ stored: OutboxStoredItem, _ outcome: Outcome) {
         guard !state.withLock({ $0.closed }) else { return }  // the next owner sends it again
@@ -122,13 +122,15 @@ extension Outbox {
 
     /// Moves a dead letter that cannot be read to `corrupt/` and reports it. On `queue`.
     func setAsideCorruptDeadLetter(_ name: OutboxItemName, detail: String) {
-        guard !state.withLock({ $0.closed }) else { return }
+        // Gone already: set aside by the report at start-up (or removed) since it was read.
+        guard !state.withLock({ $0.closed }), DurableFiles.exists(name.url(.item, in: deadDirectory)) else { return }
         let movedTo = corruptDirectory.appendingPathComponent(name.stem + ".item")
         reportFailure(Result { () throws(DurableFiles.Failure) in try DurableFiles.move(name.url(.item, in: deadDirectory), to: movedTo) })
-        if DurableFiles.size(of: name.url(.body, in: deadDirectory)) != nil || DurableFiles.isSymbolicLink(name.url(.body, in: deadDirectory)) {
+        if DurableFiles.exists(name.url(.body, in: deadDirectory)) {
             reportFailure(
                 Result { () throws(DurableFiles.Failure) in
-                    try DurableFiles.move(name.url(.body, in: deadDirectory), to: corruptDirectory.appendingPathComponent(name.stem + ".body"))
+                    try DurableFiles.move(
+                        name.url(.body, in: deadDirectory), to: corruptDirectory.appendingPathComponent(name.stem + ".body"))
                 })
         }
         DurableFiles.remove(name.url(.reported, in: deadDirectory))
@@ -143,7 +145,7 @@ extension Outbox {
         let bytes = diskBytes(name, in: itemsDirectory)
         state.withLock { $0.inFlight[name.id]?.bytes = bytes }
         let body = name.url(.body, in: itemsDirectory)
-        if DurableFiles.size(of: body) != nil || DurableFiles.isSymbolicLink(body) {
+        if DurableFiles.exists(body) {
             reportFailure(
                 Result { () throws(DurableFiles.Failure) in
                     try DurableFiles.move(body, to: corruptDirectory.appendingPathComponent(name.stem + ".body"))

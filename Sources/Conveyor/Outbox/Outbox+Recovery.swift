@@ -24,7 +24,7 @@ extension Outbox {
         var deadBodies: Set<OutboxItemName> = []
         var deadReported: Set<OutboxItemName> = []
         do {
-            try DurableFiles.forEachName(in: deadDirectory, foreign: { setAside(rawName: $0, in: deadDirectory) }) { fileName in
+            let foreignDead = try DurableFiles.forEachName(in: deadDirectory) { fileName in
                 switch OutboxItemName.parse(fileName) {
                 case (let name, .item)?: dead.append(name)
                 case (let name, .reported)?: deadReported.insert(name)
@@ -32,7 +32,8 @@ extension Outbox {
                 case nil: setAside(fileName, in: deadDirectory)
                 }
             }
-            try DurableFiles.forEachName(in: itemsDirectory, foreign: { setAside(rawName: $0, in: itemsDirectory) }) { fileName in
+            for bytes in foreignDead { setAside(rawName: bytes, in: deadDirectory) }
+            let foreignItems = try DurableFiles.forEachName(in: itemsDirectory) { fileName in
                 switch OutboxItemName.parse(fileName) {
                 case (let name, .item)?: items.append(name)
                 case (let name, .body)?: bodies.insert(name)
@@ -43,6 +44,7 @@ extension Outbox {
                 case nil: setAside(fileName, in: itemsDirectory)
                 }
             }
+            for bytes in foreignItems { setAside(rawName: bytes, in: itemsDirectory) }
         } catch {
             throw ConveyorError.outboxFailed(reason: .writeFailed(error.url, error.error))
         }

@@ -184,7 +184,9 @@ extension Outbox {
         case .data(let data): return Int64(data.count)
         case .multipart(let form): return form.contentLength
         case .file(let url):
-            guard url.isFileURL, let size = DurableFiles.size(of: url), FileManager.default.isReadableFile(atPath: url.path) else {
+            guard url.isFileURL, let size = DurableFiles.size(of: url, followingLinks: true),
+                FileManager.default.isReadableFile(atPath: url.path)
+            else {
                 throw ConveyorError.outboxFailed(reason: .bodyFileUnreadable(url))
             }
             return size

@@ -139,6 +139,9 @@ public final class Outbox: @unchecked Sendable {
     /// iterator is released (a loop left with `break` releases it at the end of the loop; in
     /// top-level code the iterator lives until the end of its scope); or when the outbox is
     /// closed with a result in the loop body. A result set aside as corrupt counts the same way.
+    /// The item's files are removed just after, in the background: ``close()`` waits for that,
+    /// so close the outbox before the process exits (a process that exits at a count of 0
+    /// without closing may leave files, and get those results again, flagged, next time).
     public var pendingCount: Int { state.withLock { $0.count } }
 
     /// What the waiting items take on disk, records and bodies; it drops with ``pendingCount``.
@@ -165,7 +168,9 @@ public final class Outbox: @unchecked Sendable {
     /// Stops delivery and releases the directory before it returns: attempts in flight are
     /// cancelled (their items stay and are sent again, with the same key, by the next outbox on
     /// the directory), the result a ``results`` loop holds counts as handed over, the loop ends,
-    /// and `send` throws ``ConveyorError/OutboxFailureReason/closed``. A result handler still
+    /// and `send` throws ``ConveyorError/OutboxFailureReason/closed``. A `send` (or dead-letter
+    /// call) already writing when `close()` begins completes first: `close()` returns after it,
+    /// so every identifier a `send` returned is on disk for the next owner. A result handler still
     /// running leaves its item to the next outbox, which hands the result over again, flagged
     /// ``ItemResult/isRedelivery``. Called when the outbox is released.
     public func close() {
@@ -325,7 +330,7 @@ public final class Outbox: @unchecked Sendable {
     }
 
     /// Reports a failed rename, removal or sync of the outbox's own files: posts
-    /// ``Foundation/Notification/Name/conveyorOutboxFileOperationFailed``.
+    /// `Notification.Name.conveyorOutboxFileOperationFailed`.
     func reportFailure(_ result: Result<Void, DurableFiles.Failure>) {
         guard case .failure(let failure) = result else { return }
         let error = ConveyorError.outboxFailed(reason: .writeFailed(failure.url, failure.error))

@@ -33,7 +33,9 @@ struct OutboxHardeningTests {
         return try (0..<count).map { try outbox.send(method: .post, path: "apply", parameters: ["n": $0]) }
     }
 
-    @Test("Names at the top of the sequence range, in upper case or not UTF-8, and a body without its record: open never traps, strangers go to corrupt/ once")
+    @Test(
+        "Names at the top of the sequence range, in upper case or not UTF-8, and a body without its record: open never traps, strangers go to corrupt/ once"
+    )
     func hostileNames() async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
@@ -120,7 +122,8 @@ struct OutboxHardeningTests {
         let client = testClient(server, .curl)
         let ids = try OutboxCrashTests.makeDeadLetters(2, client: client, in: directory)
         let dead = directory.url.appendingPathComponent("dead")
-        let garbled = try #require(directory.names(in: "dead").first { $0.contains(ids[0].uuidString.lowercased()) && $0.hasSuffix(".item") })
+        let garbled = try #require(
+            directory.names(in: "dead").first { $0.contains(ids[0].uuidString.lowercased()) && $0.hasSuffix(".item") })
         try Data(#"{"version":1"#.utf8).write(to: dead.appendingPathComponent(garbled))
         // Its report was handed over by the last process: only `deadLetters()` reads it now.
         #expect(FileManager.default.createFile(atPath: dead.appendingPathComponent(garbled.dropLast(5) + ".reported").path, contents: nil))
@@ -201,7 +204,9 @@ struct OutboxHardeningTests {
             let delivered = Set(firstLog.results.map(\.id))
             let ids = accepted.withLock { $0 }
             let late = ids.filter { id in !delivered.contains(id) && !names.contains { $0.contains(id.uuidString.lowercased()) } }
-            #expect(late.isEmpty, "trial \(trial): \(late.count) of \(ids.count) sends returned an id that was not on disk when close() returned")
+            #expect(
+                late.isEmpty,
+                "trial \(trial): \(late.count) of \(ids.count) sends returned an id that was not on disk when close() returned")
             let sequences = names.filter { $0.hasSuffix(".item") || $0.hasSuffix(".reported") }.map { $0.prefix(16) }
             #expect(Set(sequences).count == sequences.count, "trial \(trial): a sequence number twice")
             // The next owner delivers what is left, none of it corrupt.
@@ -222,8 +227,9 @@ struct OutboxHardeningTests {
         #expect(inbox.effects.values.allSatisfy { $0 == 1 })
     }
 
-    @Test("A 401 is final like any 4xx, with a Basic challenge, a Bearer challenge or none: one request each, no dead letter",
-          arguments: HTTPClient.TransportKind.testedKinds)
+    @Test(
+        "A 401 is final like any 4xx, with a Basic challenge, a Bearer challenge or none: one request each, no dead letter",
+        arguments: HTTPClient.TransportKind.testedKinds)
     func unauthorizedIsFinal(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
@@ -247,7 +253,9 @@ struct OutboxHardeningTests {
         #expect(try outbox.deadLetters().isEmpty)
     }
 
-    @Test("items/ made read-only during delivery: no result is handed over while its record cannot be marked; the failures are reported; once writable, each comes once, unflagged")
+    @Test(
+        "items/ made read-only during delivery: no result is handed over while its record cannot be marked; the failures are reported; once writable, each comes once, unflagged"
+    )
     func readOnlyDirectory() async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
@@ -283,7 +291,9 @@ struct OutboxHardeningTests {
         #expect(server.requestCount(path: "/apply") == 3)
     }
 
-    @Test("Every file is 0600 and every directory 0700 — a multipart body over 64 KiB, a dead letter's, directories an older version made 0755")
+    @Test(
+        "Every file is 0600 and every directory 0700 under umask 0 — a multipart body over 64 KiB, a dead letter's, directories an older version made 0755"
+    )
     func fileModes() async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
@@ -293,14 +303,23 @@ struct OutboxHardeningTests {
             try FileManager.default.createDirectory(
                 at: directory.url.appendingPathComponent(name), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         }
-        let outbox = try testClient(server, .curl).outbox(directory: directory.url, configuration: OutboxTests.quick { $0.maximumAttempts = 1 })
+        // The widest umask: the modes must not come from it (process-wide, restored at the end;
+        // other suites' files are merely created more open meanwhile).
+        let previousMask = umask(0)
+        defer { umask(previousMask) }
+        let outbox = try testClient(server, .curl).outbox(
+            directory: directory.url, configuration: OutboxTests.quick { $0.maximumAttempts = 1 })
         let big = Data(repeating: 0x61, count: 100 << 10)
         try await outbox.send(path: "fail") { $0.append(data: big, name: "file", fileName: "a.bin", mimeType: "application/octet-stream") }
         try await outbox.send(method: .post, path: "fail", parameters: ["n": 1])
         let items = directory.url.appendingPathComponent("items")
         let files = directory.names(in: "items")
         #expect(files.count == 3 && files.filter { $0.hasSuffix(".body") }.count == 1, "\(files)")
-        for file in files { #expect(Self.mode(items.appendingPathComponent(file)) == 0o600, "\(file): \(String(Self.mode(items.appendingPathComponent(file)), radix: 8))") }
+        for file in files {
+            #expect(
+                Self.mode(items.appendingPathComponent(file)) == 0o600,
+                "\(file): \(String(Self.mode(items.appendingPathComponent(file)), radix: 8))")
+        }
         for name in ["", "items", "dead", "corrupt"] {
             let url = directory.url.appendingPathComponent(name)
             #expect(Self.mode(url) == 0o700, "\(name): \(String(Self.mode(url), radix: 8))")
@@ -320,7 +339,9 @@ struct OutboxHardeningTests {
         _ = IdempotentInbox(server)
         let directory = try TemporaryDirectory()
         let outbox = try testClient(server, .curl).outbox(directory: directory.url, configuration: OutboxTests.quick())
-        for index in 0..<3 { try await outbox.send(method: .post, path: "apply", parameters: ["pad": String(repeating: "p", count: 100_000), "n": index]) }
+        for index in 0..<3 {
+            try await outbox.send(method: .post, path: "apply", parameters: ["pad": String(repeating: "p", count: 100_000), "n": index])
+        }
         var seen = 0
         for await _ in outbox.results {
             // This one and those after it: the ones before were handed over when the loop asked for this one.
@@ -332,7 +353,9 @@ struct OutboxHardeningTests {
         outbox.close()
     }
 
-    @Test("The async sends do their work off the cooperative pool and accept all four kinds of body", arguments: HTTPClient.TransportKind.testedKinds)
+    @Test(
+        "The async sends do their work off the cooperative pool and accept all four kinds of body",
+        arguments: HTTPClient.TransportKind.testedKinds)
     func asyncSends(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
@@ -340,6 +363,8 @@ struct OutboxHardeningTests {
         let directory = try TemporaryDirectory()
         let source = directory.url.appendingPathComponent("reading.bin")
         try Data(repeating: 7, count: 300_000).write(to: source)
+        let link = directory.url.appendingPathComponent("link.bin")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: source)
         let outbox = try testClient(server, transport).outbox(directory: directory.url.appendingPathComponent("box"))
         // Sixteen at once from Tasks: with the fsyncs on the pool's two threads these would queue behind each other.
         let ids = try await withThrowingTaskGroup(of: UUID.self) { group in
@@ -347,7 +372,8 @@ struct OutboxHardeningTests {
                 group.addTask { try await outbox.send(method: .post, path: "upload", parameters: ["n": index]) }
                 group.addTask { try await outbox.send(method: .post, path: "upload", body: ["n": index], requestSerializer: .json) }
                 group.addTask { try await outbox.send(path: "upload") { $0.append("\(index)", name: "n") } }
-                group.addTask { try await outbox.send(method: .put, path: "upload", fileURL: source) }
+                // The caller's file may be a symbolic link (only the outbox's own files are never followed).
+                group.addTask { try await outbox.send(method: .put, path: "upload", fileURL: index == 0 ? link : source) }
             }
             return try await group.reduce(into: [UUID]()) { $0.append($1) }
         }
@@ -359,7 +385,9 @@ struct OutboxHardeningTests {
         await #expect(throws: ConveyorError.self) { try await outbox.send(method: .post, path: "upload") }
     }
 
-    @Test("A retry stopped between its writes (record in line, body still in dead/; or body moved, record still in dead/) is finished by the next start")
+    @Test(
+        "A retry stopped between its writes (record in line, body still in dead/; or body moved, record still in dead/) is finished by the next start"
+    )
     func retryFinishedByRecovery() async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
@@ -372,9 +400,11 @@ struct OutboxHardeningTests {
             let stem = try #require(directory.names(in: "dead").first { $0.hasSuffix(".item") }?.dropLast(5))
             let newStem = "0000000000000005" + stem.dropFirst(16)
             let items = directory.url.appendingPathComponent("items")
-            try FileManager.default.copyItem(at: dead.appendingPathComponent(stem + ".item"), to: items.appendingPathComponent(newStem + ".item"))
+            try FileManager.default.copyItem(
+                at: dead.appendingPathComponent(stem + ".item"), to: items.appendingPathComponent(newStem + ".item"))
             if bodyMoved {
-                try FileManager.default.moveItem(at: dead.appendingPathComponent(stem + ".body"), to: items.appendingPathComponent(newStem + ".body"))
+                try FileManager.default.moveItem(
+                    at: dead.appendingPathComponent(stem + ".body"), to: items.appendingPathComponent(newStem + ".body"))
             }
             let outbox = try client.outbox(directory: directory.url, configuration: OutboxTests.quick())
             #expect(outbox.pendingCount == 1 && directory.names(in: "dead").isEmpty, "\(directory.names(in: "dead"))")
@@ -409,7 +439,11 @@ final class ReadOnlyMount: Sendable {
 
     /// Makes the directory writable again.
     func release() throws {
-        guard mounted.withLock({ state in defer { state = false }; return state }) else { return }
+        let wasMounted = mounted.withLock { state -> Bool in
+            defer { state = false }
+            return state
+        }
+        guard wasMounted else { return }
         try Self.unmount(url)
     }
 

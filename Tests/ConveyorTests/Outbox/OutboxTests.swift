@@ -35,7 +35,8 @@ struct OutboxTests {
         var ids: [UUID] = []
         for index in 0..<5 {
             ids.append(
-                try await outbox.send(method: .post, path: "apply", body: Note(index: index, text: "on the train"), requestSerializer: .json))
+                try await outbox.send(
+                    method: .post, path: "apply", body: Note(index: index, text: "on the train"), requestSerializer: .json))
         }
         #expect(outbox.pendingCount == 5 && directory.names(in: "items").count == 5)  // small bodies live in their record
         #expect(server.receivedRequests.isEmpty)  // no consumer, nothing sent
