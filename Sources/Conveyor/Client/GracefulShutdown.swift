@@ -20,7 +20,10 @@ extension Notification.Name {
 /// GracefulShutdown.install(clients: [APIClient.shared], timeout: 10)
 /// ```
 /// On the first signal every client is drained (``HTTPClient/drain(timeout:queued:)``), then
-/// the process exits with status 0; a second signal exits at once with 128 + the signal number.
+/// the process exits with status 0 — after the completion block of every operation the drain
+/// waited for or cancelled has run, so the app has heard every outcome (at most `timeout` plus
+/// ``HTTPClient/drainCompletionGrace`` after the signal). A second signal exits at once with
+/// 128 + the signal number.
 public enum GracefulShutdown {
     private static let installed = Lock<[UncheckedSendableBox<any DispatchSourceSignal>]>([])
     private static let signalled = Lock(false)
@@ -29,7 +32,8 @@ public enum GracefulShutdown {
     /// - Parameters:
     ///   - signals: The signals to handle; default SIGTERM and SIGINT.
     ///   - clients: The clients to drain.
-    ///   - timeout: Seconds running operations get to finish.
+    ///   - timeout: Seconds running operations get to finish (completion blocks then get up to
+    ///     ``HTTPClient/drainCompletionGrace`` more to run).
     ///   - exit: How the process ends; default `Foundation.exit`. Tests replace it.
     public static func install(
         signals: [Int32] = [SIGTERM, SIGINT], clients: [HTTPClient], timeout: TimeInterval,
