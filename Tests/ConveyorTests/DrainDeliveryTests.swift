@@ -18,6 +18,10 @@ struct DrainDeliveryTests {
         }
     }
 
+    /// A serial callback queue of the test's own: the slow blocks of parallel tests do not
+    /// queue behind each other on the shared default one.
+    static func ownQueue() -> DispatchQueue { DispatchQueue(label: "test.drain-callbacks") }
+
     @Test(
         "A held file download cancelled by drain, and a queued request: both failure blocks ran when drain returns, once",
         arguments: HTTPClient.TransportKind.testedKinds)
@@ -26,7 +30,10 @@ struct DrainDeliveryTests {
         defer { server.stop() }
         let held = HeldRoute(server)
         defer { held.release() }
-        let client = testClient(server, transport) { $0.maximumConcurrentOperations = 1 }
+        let client = testClient(server, transport) {
+            $0.maximumConcurrentOperations = 1
+            $0.callbackQueue = Self.ownQueue()
+        }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-drain-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -53,7 +60,7 @@ struct DrainDeliveryTests {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
         let held = HeldRoute(server, body: "done")
-        let client = testClient(server, transport)
+        let client = testClient(server, transport) { $0.callbackQueue = Self.ownQueue() }
         let heard = Counter()
         client.get(
             "hold",
@@ -79,7 +86,7 @@ struct DrainDeliveryTests {
         defer { server.stop() }
         let held = HeldRoute(server)
         defer { held.release() }
-        let client = testClient(server, transport)
+        let client = testClient(server, transport) { $0.callbackQueue = Self.ownQueue() }
         let completions = Counter()
         let operation = client.operation(with: try client.request(method: .get, path: "hold"), success: nil, failure: nil)
         client.enqueueBatch(

@@ -62,15 +62,20 @@ struct ShutdownTests {
                 let child = try HelperProcess([
                     "drain-download", server.baseURL.absoluteString, temporary.path, transport == .urlSession ? "urlsession" : "curl",
                 ])
+                // A watchdog, not synchronisation: a child that never exits fails the trial
+                // instead of hanging the suite.
+                DispatchQueue.global().asyncAfter(deadline: .now() + 30) { child.kill(SIGKILL) }
                 var lines: [String] = []
                 for await line in child.lines {
                     lines.append(line)
                     if line == "ready" { child.kill(SIGTERM) }
                 }
                 await child.exited()
-                #expect(child.process.terminationStatus == 0, "trial \(trial): \(lines)")
+                #expect(child.process.terminationStatus == 0 && !child.process.terminatedBySignal, "trial \(trial): \(lines)")
                 let heard = lines.filter { $0.hasPrefix("download failed") && $0.contains("shutting down") }
                 #expect(heard.count == 1 && !lines.contains("download ok"), "trial \(trial): \(lines)")
+                // The outcome came before the exit.
+                #expect(lines.last == "exit 0", "trial \(trial): \(lines)")
                 // The partial file went with the failure.
                 #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty, "trial \(trial)")
             }

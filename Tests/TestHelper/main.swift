@@ -112,10 +112,11 @@ func drain(baseURL: URL, temporaryDirectory: URL, signalTwice: Bool) -> Never {
 }
 
 /// `drain-download <base-url> <temp-dir> <transport>`: a file download into temp-dir that the
-/// server holds (a 20 s drip), with GracefulShutdown(timeout: 0.3 s) and its default exit:
-/// prints `ready` once it runs, `download failed <error>` from its failure block (after a
-/// moment's work, as an app's block does), `download ok` if it succeeds. Nothing flushes the
-/// callback queue before the exit: a line missing is an outcome the app never heard.
+/// server holds (a 20 s drip), with GracefulShutdown(timeout: 0.3 s): prints `ready` once it
+/// runs, `draining` on the signal, `download failed <error>` from its failure block (after a
+/// moment's work, as an app's block does), `download ok` if it succeeds, `exit <status>` when
+/// the drain returned. Nothing flushes the callback queue before the exit: a line missing is
+/// an outcome the app never heard.
 func drainDownload(baseURL: URL, temporaryDirectory: URL, transport: String) -> Never {
     var configuration = HTTPClient.Configuration.default
     configuration.transport = transport == "urlsession" ? .urlSession : .curl
@@ -125,7 +126,12 @@ func drainDownload(baseURL: URL, temporaryDirectory: URL, transport: String) -> 
     let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationDidStart, object: nil, queue: nil) { _ in
         say("ready")
     }
-    GracefulShutdown.install(clients: [client], timeout: 0.3)
+    _ = NotificationCenter.default.addObserver(forName: .conveyorShutdownWillDrain, object: nil, queue: nil) { _ in say("draining") }
+    // Foundation.exit, as the default does; the line shows that the drain returned.
+    GracefulShutdown.install(clients: [client], timeout: 0.3) { status in
+        say("exit \(status)")
+        exit(status)
+    }
     client.download(
         "drip", parameters: ["numbytes": 100, "duration": 20], to: .file(temporaryDirectory.appendingPathComponent("download.bin")),
         success: { _, _ in say("download ok") },

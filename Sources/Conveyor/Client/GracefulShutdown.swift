@@ -28,7 +28,8 @@ public enum GracefulShutdown {
     private static let installed = Lock<[UncheckedSendableBox<any DispatchSourceSignal>]>([])
     private static let signalled = Lock(false)
 
-    /// Installs the signal handling. Calling it again replaces the previous installation.
+    /// Installs the signal handling, and returns once a signal is handled (at most 2 s later).
+    /// Calling it again replaces the previous installation.
     /// - Parameters:
     ///   - signals: The signals to handle; default SIGTERM and SIGINT.
     ///   - clients: The clients to drain.
@@ -40,6 +41,7 @@ public enum GracefulShutdown {
         exit: @escaping @Sendable (Int32) -> Void = { Foundation.exit($0) }
     ) {
         let queue = DispatchQueue(label: "org.conveyor.shutdown")
+        let registered = DispatchSemaphore(value: 0)
         let sources = signals.map { number -> UncheckedSendableBox<any DispatchSourceSignal> in
             // The default action would kill the process before the source sees the signal.
             signal(number, SIG_IGN)
@@ -61,9 +63,15 @@ public enum GracefulShutdown {
                     exit(0)
                 }
             }
+            source.setRegistrationHandler { registered.signal() }
             source.resume()
             return UncheckedSendableBox(value: source)
         }
+        // `resume()` registers the source later, on the dispatch manager's thread; a signal
+        // before that meets SIG_IGN and is lost, and the process never stops. Return once the
+        // handlers are in place (bounded: a stalled dispatch must not hang the caller).
+        let registrationDeadline = DispatchTime.now() + 2
+        for _ in sources where registered.wait(timeout: registrationDeadline) == .timedOut { break }
         let previous = installed.withLock { current in
             defer { current = sources }
             return current
