@@ -82,6 +82,20 @@ struct ShutdownTests {
         }
     }
 
+    @Test("A signal the moment install returns is handled: drain, exit 0 (30 trials)")
+    func signalRightAfterInstall() async throws {
+        for trial in 1...30 {
+            let child = try HelperProcess(["signal-at-install"])
+            // A watchdog, not synchronisation: a lost signal leaves the child running.
+            DispatchQueue.global().asyncAfter(deadline: .now() + 10) { child.kill(SIGKILL) }
+            var lines: [String] = []
+            for await line in child.lines { lines.append(line) }
+            await child.exited()
+            #expect(!child.process.terminatedBySignal && child.process.terminationStatus == 0, "trial \(trial): \(lines)")
+            #expect(lines == ["exit 0"], "trial \(trial)")
+        }
+    }
+
     @Test("A second signal exits at once")
     func secondSignal() async throws {
         let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-drain-\(UUID().uuidString)")

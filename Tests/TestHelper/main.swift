@@ -6,6 +6,8 @@
 //     (1 after 5 s without).
 //   ConveyorTestHelper proxy-get <base-url>   (run with http_proxy set)
 //     GETs <base-url>/proxied through the curl transport and prints "status N".
+//   ConveyorTestHelper signal-at-install
+//     SIGTERM sent to itself as soon as GracefulShutdown.install returns: handled, exit 0.
 //   ConveyorTestHelper drain-download <base-url> <temp-dir> <transport>
 //     SIGTERM during a held file download: the failure block's line comes before the exit.
 //   ConveyorTestHelper outbox <base-url> <directory> <count> <transport> <body-bytes>
@@ -144,6 +146,18 @@ func drainDownload(baseURL: URL, temporaryDirectory: URL, transport: String) -> 
     dispatchMain()
 }
 
+/// `signal-at-install`: installs GracefulShutdown (no clients) and sends itself SIGTERM the
+/// moment `install` returns; prints `exit <status>` from the exit hook. A signal lost between
+/// install and the source's registration leaves the process running.
+func signalAtInstall() -> Never {
+    GracefulShutdown.install(clients: [], timeout: 0) { status in
+        say("exit \(status)")
+        exit(status)
+    }
+    kill(getpid(), SIGTERM)
+    dispatchMain()
+}
+
 /// One GET of `<base-url>/proxied` through the curl transport; prints "status N" (and the
 /// error, if any). Run with `http_proxy` set to show libcurl's environment proxy support.
 func proxyGet(baseURL: URL) -> Never {
@@ -170,6 +184,7 @@ switch arguments.first {
 case "reachability": exit(reachability())
 case "outbox": outboxChild(arguments: Array(arguments.dropFirst()))
 case "proxy-get": proxyGet(baseURL: URL(string: Array(arguments.dropFirst())[0])!)
+case "signal-at-install": signalAtInstall()
 case "drain-download":
     let rest = Array(arguments.dropFirst())
     drainDownload(baseURL: URL(string: rest[0])!, temporaryDirectory: URL(fileURLWithPath: rest[1]), transport: rest[2])
