@@ -41,9 +41,58 @@ struct ShutdownTests {
             #expect(lines.contains("upload ok"), "\(lines)")
             #expect(lines.contains { $0.hasPrefix("download failed") && $0.contains("shutting down") }, "\(lines)")
             #expect(exitLine.hasPrefix("exit 0 "))
+            // Heard before the exit (the exit hook no longer flushes the callback queue).
+            #expect(lines.last == exitLine, "\(lines)")
             let upload = try #require(server.receivedRequests.first { $0.path == "/upload" })
             #expect(try upload.multipartParts().first?.body.count == 64 * 1024)
             #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty)
+        }
+    }
+
+    @Test(
+        "SIGTERM during a held file download: its failure block ran before the process exited, in every trial",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func sigtermDownloadHeard(transport: HTTPClient.TransportKind) async throws {
+        try await withServer { server, _ in
+            // The issue saw the outcome lost in 2 runs of 3: 12 trials make a pass meaningful.
+            for trial in 1...12 {
+                let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-drain-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(at: temporary) }
+                let child = try HelperProcess([
+                    "drain-download", server.baseURL.absoluteString, temporary.path, transport == .urlSession ? "urlsession" : "curl",
+                ])
+                // A watchdog, not synchronisation: a child that never exits fails the trial
+                // instead of hanging the suite.
+                DispatchQueue.global().asyncAfter(deadline: .now() + 30) { child.kill(SIGKILL) }
+                var lines: [String] = []
+                for await line in child.lines {
+                    lines.append(line)
+                    if line == "ready" { child.kill(SIGTERM) }
+                }
+                await child.exited()
+                #expect(child.process.terminationStatus == 0 && !child.process.terminatedBySignal, "trial \(trial): \(lines)")
+                let heard = lines.filter { $0.hasPrefix("download failed") && $0.contains("shutting down") }
+                #expect(heard.count == 1 && !lines.contains("download ok"), "trial \(trial): \(lines)")
+                // The outcome came before the exit.
+                #expect(lines.last == "exit 0", "trial \(trial): \(lines)")
+                // The partial file went with the failure.
+                #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty, "trial \(trial)")
+            }
+        }
+    }
+
+    @Test("A signal the moment install returns is handled: drain, exit 0 (30 trials)")
+    func signalRightAfterInstall() async throws {
+        for trial in 1...30 {
+            let child = try HelperProcess(["signal-at-install"])
+            // A watchdog, not synchronisation: a lost signal leaves the child running.
+            DispatchQueue.global().asyncAfter(deadline: .now() + 10) { child.kill(SIGKILL) }
+            var lines: [String] = []
+            for await line in child.lines { lines.append(line) }
+            await child.exited()
+            #expect(!child.process.terminatedBySignal && child.process.terminationStatus == 0, "trial \(trial): \(lines)")
+            #expect(lines == ["exit 0"], "trial \(trial)")
         }
     }
 

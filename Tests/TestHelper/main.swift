@@ -6,6 +6,10 @@
 //     (1 after 5 s without).
 //   ConveyorTestHelper proxy-get <base-url>   (run with http_proxy set)
 //     GETs <base-url>/proxied through the curl transport and prints "status N".
+//   ConveyorTestHelper signal-at-install
+//     SIGTERM sent to itself as soon as GracefulShutdown.install returns: handled, exit 0.
+//   ConveyorTestHelper drain-download <base-url> <temp-dir> <transport>
+//     SIGTERM during a held file download: the failure block's line comes before the exit.
 //   ConveyorTestHelper outbox <base-url> <directory> <count> <transport> <body-bytes>
 //     sends through a durable outbox and reports results (OutboxChild.swift).
 //   ConveyorTestHelper outbox-retry-dead <directory>
@@ -85,7 +89,7 @@ func drain(baseURL: URL, temporaryDirectory: URL, signalTwice: Bool) -> Never {
     }
     GracefulShutdown.install(clients: [client], timeout: 2) { status in
         let elapsed = signalledAt.withLock { $0 }.map { ContinuousClock.now - $0 }
-        client.configuration.callbackQueue.sync {}
+        // No flush of the callback queue here: drain has returned after the completions ran.
         let seconds = elapsed.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 } ?? -1
         say(String(format: "exit %d after %.3f", status, seconds))
         exit(status)
@@ -110,6 +114,51 @@ func drain(baseURL: URL, temporaryDirectory: URL, signalTwice: Bool) -> Never {
             }
         }
     }
+    dispatchMain()
+}
+
+/// `drain-download <base-url> <temp-dir> <transport>`: a file download into temp-dir that the
+/// server holds (a 20 s drip), with GracefulShutdown(timeout: 0.3 s): prints `ready` once it
+/// runs, `draining` on the signal, `download failed <error>` from its failure block (after a
+/// moment's work, as an app's block does), `download ok` if it succeeds, `exit <status>` when
+/// the drain returned. Nothing flushes the callback queue before the exit: a line missing is
+/// an outcome the app never heard.
+func drainDownload(baseURL: URL, temporaryDirectory: URL, transport: String) -> Never {
+    var configuration = HTTPClient.Configuration.default
+    configuration.transport = transport == "urlsession" ? .urlSession : .curl
+    configuration.cache = nil
+    configuration.monitorsReachability = false
+    let client = HTTPClient(baseURL: baseURL, configuration: configuration)
+    let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationDidStart, object: nil, queue: nil) { _ in
+        say("ready")
+    }
+    _ = NotificationCenter.default.addObserver(forName: .conveyorShutdownWillDrain, object: nil, queue: nil) { _ in say("draining") }
+    // Foundation.exit, as the default does; the line shows that the drain returned.
+    GracefulShutdown.install(clients: [client], timeout: 0.3) { status in
+        say("exit \(status)")
+        exit(status)
+    }
+    client.download(
+        "drip", parameters: ["numbytes": 100, "duration": 20], to: .file(temporaryDirectory.appendingPathComponent("download.bin")),
+        success: { _, _ in say("download ok") },
+        failure: { _, error in
+            // The app's work before it records the outcome (not synchronisation).
+            Thread.sleep(forTimeInterval: 0.05)
+            say("download failed \(error)")
+        })
+    _ = observer
+    dispatchMain()
+}
+
+/// `signal-at-install`: installs GracefulShutdown (no clients) and sends itself SIGTERM the
+/// moment `install` returns; prints `exit <status>` from the exit hook. A signal lost between
+/// install and the source's registration leaves the process running.
+func signalAtInstall() -> Never {
+    GracefulShutdown.install(clients: [], timeout: 0) { status in
+        say("exit \(status)")
+        exit(status)
+    }
+    kill(getpid(), SIGTERM)
     dispatchMain()
 }
 
@@ -141,6 +190,10 @@ case "outbox": outboxChild(arguments: Array(arguments.dropFirst()))
 case "outbox-retry-dead": outboxRetryDeadChild(arguments: Array(arguments.dropFirst()))
 case "proxy-get": proxyGet(baseURL: URL(string: Array(arguments.dropFirst())[0])!)
 case "cache-read": cacheReadChild(arguments: Array(arguments.dropFirst()))
+case "signal-at-install": signalAtInstall()
+case "drain-download":
+    let rest = Array(arguments.dropFirst())
+    drainDownload(baseURL: URL(string: rest[0])!, temporaryDirectory: URL(fileURLWithPath: rest[1]), transport: rest[2])
 case "drain", "drain-twice":
     let rest = Array(arguments.dropFirst())
     drain(baseURL: URL(string: rest[0])!, temporaryDirectory: URL(fileURLWithPath: rest[1]), signalTwice: arguments.first == "drain-twice")

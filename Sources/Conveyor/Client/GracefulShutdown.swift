@@ -20,22 +20,28 @@ extension Notification.Name {
 /// GracefulShutdown.install(clients: [APIClient.shared], timeout: 10)
 /// ```
 /// On the first signal every client is drained (``HTTPClient/drain(timeout:queued:)``), then
-/// the process exits with status 0; a second signal exits at once with 128 + the signal number.
+/// the process exits with status 0 — after the completion block of every operation the drain
+/// waited for or cancelled has run, so the app has heard every outcome (at most `timeout` plus
+/// ``HTTPClient/drainCompletionGrace`` after the signal). A second signal exits at once with
+/// 128 + the signal number.
 public enum GracefulShutdown {
     private static let installed = Lock<[UncheckedSendableBox<any DispatchSourceSignal>]>([])
     private static let signalled = Lock(false)
 
-    /// Installs the signal handling. Calling it again replaces the previous installation.
+    /// Installs the signal handling, and returns once a signal is handled (at most 2 s later).
+    /// Calling it again replaces the previous installation.
     /// - Parameters:
     ///   - signals: The signals to handle; default SIGTERM and SIGINT.
     ///   - clients: The clients to drain.
-    ///   - timeout: Seconds running operations get to finish.
+    ///   - timeout: Seconds running operations get to finish (completion blocks then get up to
+    ///     ``HTTPClient/drainCompletionGrace`` more to run).
     ///   - exit: How the process ends; default `Foundation.exit`. Tests replace it.
     public static func install(
         signals: [Int32] = [SIGTERM, SIGINT], clients: [HTTPClient], timeout: TimeInterval,
         exit: @escaping @Sendable (Int32) -> Void = { Foundation.exit($0) }
     ) {
         let queue = DispatchQueue(label: "org.conveyor.shutdown")
+        let registered = DispatchSemaphore(value: 0)
         let sources = signals.map { number -> UncheckedSendableBox<any DispatchSourceSignal> in
             // The default action would kill the process before the source sees the signal.
             signal(number, SIG_IGN)
@@ -57,9 +63,15 @@ public enum GracefulShutdown {
                     exit(0)
                 }
             }
+            source.setRegistrationHandler { registered.signal() }
             source.resume()
             return UncheckedSendableBox(value: source)
         }
+        // `resume()` registers the source later, on the dispatch manager's thread; a signal
+        // before that meets SIG_IGN and is lost, and the process never stops. Return once the
+        // handlers are in place (bounded: a stalled dispatch must not hang the caller).
+        let registrationDeadline = DispatchTime.now() + 2
+        for _ in sources where registered.wait(timeout: registrationDeadline) == .timedOut { break }
         let previous = installed.withLock { current in
             defer { current = sources }
             return current

@@ -160,7 +160,9 @@ public enum ConveyorError: Error, Sendable {
     public enum StreamFailureReason: Sendable, CustomStringConvertible {
         /// A line of ``HTTPStream/lines`` was longer than `limit` bytes (without its line end).
         case lineTooLong(limit: Int)
-        /// A Server-Sent Event's `data` (or one of its lines) was larger than `limit` bytes.
+        /// A Server-Sent Event's `data` was larger than `limit` bytes, or a line of the stream
+        /// was longer than ``ServerSentEvents/maximumLineLength`` (`limit` plus
+        /// ``ServerSentEvents/lineAllowance``).
         case eventTooLarge(limit: Int)
         /// The stream had already been iterated: a stream has one consumer, and a second
         /// iterator fails at once rather than wait for chunks that go to the first.

@@ -48,6 +48,8 @@ extension HTTPRequestOperation {
         var cancellationReason: ConveyorError.CancellationReason?
         var responseSource: HTTPCache.ResponseSource = .network
         var backgroundTask: BackgroundTaskRequest?
+        var completionDelivered: Bool = false
+        var deliveryWaiters: [@Sendable () -> Void] = []
         // Inline, not boxed: this object exists only once the operation runs, and a finished
         // operation always has metrics (and, on curl, transfer metrics), so boxes here would
         // only add an allocation each.

@@ -271,6 +271,16 @@ extension HTTPRequestOperation {
             get { runBox?.backgroundTask }
             _modify { yield &run.backgroundTask }
         }
+        /// The completion block has run (or there was none): see `completionDelivered()`.
+        var completionDelivered: Bool {
+            get { runBox?.completionDelivered ?? false }
+            _modify { yield &run.completionDelivered }
+        }
+        /// Called once the completion block has run (``HTTPClient/drain(timeout:queued:)`` waits so).
+        var deliveryWaiters: [@Sendable () -> Void] {
+            get { runBox?.deliveryWaiters ?? [] }
+            _modify { yield &run.deliveryWaiters }
+        }
 
         /// The blocks a caller rarely sets, together behind one pointer: six optional closures
         /// are 96 bytes inline in every waiting operation.
@@ -428,15 +438,28 @@ extension HTTPRequestOperation {
             }
             return (state.deliversInline ? nil : state.callbackQueue, state.success, state.failure)
         }
+        // Told after the block has run, not when it is scheduled: drain waits for the outcome
+        // to have been heard.
         switch result {
         case .success(let value):
-            if let success {
-                if let queue { queue.async { success(self, value.value) } } else { success(self, value.value) }
+            if let success, let queue {
+                queue.async {
+                    success(self, value.value)
+                    self.completionDelivered()
+                }
+                return
             }
+            success?(self, value.value)
         case .failure(let error):
-            if let failure {
-                if let queue { queue.async { failure(self, error) } } else { failure(self, error) }
+            if let failure, let queue {
+                queue.async {
+                    failure(self, error)
+                    self.completionDelivered()
+                }
+                return
             }
+            failure?(self, error)
         }
+        completionDelivered()
     }
 }

@@ -99,7 +99,8 @@ public final class HTTPStream: AsyncSequence, Sendable {
     /// The body as UTF-8 text lines, split at CRLF, LF or a lone CR (as Server-Sent Events
     /// accept); empty lines are kept, an unterminated last line is delivered at the end. A line
     /// longer than ``defaultMaximumLineLength`` ends the sequence with
-    /// ``ConveyorError/StreamFailureReason/lineTooLong(limit:)``.
+    /// ``ConveyorError/StreamFailureReason/lineTooLong(limit:)``, thrown after the lines before
+    /// it (those that arrived in the same chunk too), and stops the transfer.
     public var lines: HTTPStreamLines { HTTPStreamLines(stream: self, maximumLength: Self.defaultMaximumLineLength) }
 
     /// The body as text lines (see ``lines``) with another limit on a line's length.

@@ -15,22 +15,31 @@ public struct HTTPStreamLines: AsyncSequence, Sendable {
         var chunks: HTTPStream.AsyncIterator
         var splitter: LineSplitter
         var ready: [String] = []
+        /// Thrown once `ready` is empty: the lines before a too-long one are delivered first.
+        var pendingError: ConveyorError?
         var finished = false
 
         /// The next line; nil after the last one.
         /// - Throws: ``ConveyorError`` when the transfer failed or was cancelled, or
-        ///   ``ConveyorError/StreamFailureReason/lineTooLong(limit:)``.
+        ///   ``ConveyorError/StreamFailureReason/lineTooLong(limit:)`` once the lines before
+        ///   the too-long one have been returned.
         public mutating func next() async throws -> String? {
             while ready.isEmpty {
+                if let error = pendingError {
+                    pendingError = nil
+                    throw error
+                }
                 if finished { return nil }
                 if let chunk = try await chunks.next() {
-                    guard let lines = splitter.push(chunk) else {
-                        // Nobody reads past a line that cannot be held: stop the transfer.
+                    let pushed = splitter.push(chunk)
+                    ready = pushed.lines
+                    if pushed.overflowed {
+                        // Nobody reads past a line that cannot be held: stop the transfer now,
+                        // and hand over the lines the chunk completed before that one.
                         finished = true
                         chunks.stopper?.stop()
-                        throw ConveyorError.streamFailed(reason: .lineTooLong(limit: splitter.maximumLength))
+                        pendingError = ConveyorError.streamFailed(reason: .lineTooLong(limit: splitter.maximumLength))
                     }
-                    ready = lines
                 } else {
                     finished = true
                     ready = splitter.finish()
@@ -59,8 +68,9 @@ struct LineSplitter {
         self.maximumLength = max(1, maximumLength)
     }
 
-    /// The lines completed by `chunk`; nil when a line passed ``maximumLength``.
-    mutating func push(_ chunk: Data) -> [String]? {
+    /// The lines completed by `chunk`, and whether a line then passed ``maximumLength`` (the
+    /// rest of the chunk is not read: the lines returned are the ones before that line).
+    mutating func push(_ chunk: Data) -> (lines: [String], overflowed: Bool) {
         var lines: [String] = []
         for byte in chunk {
             if afterCR {
@@ -76,11 +86,11 @@ struct LineSplitter {
                 lines.append(String(decoding: pending, as: UTF8.self))
                 pending.removeAll(keepingCapacity: true)
             default:
-                guard pending.count < maximumLength else { return nil }
+                guard pending.count < maximumLength else { return (lines, true) }
                 pending.append(byte)
             }
         }
-        return lines
+        return (lines, false)
     }
 
     /// The unterminated last line, if there is one.

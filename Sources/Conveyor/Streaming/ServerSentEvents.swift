@@ -9,8 +9,9 @@ import Foundation
 /// backing off after connections that fail or deliver nothing (``Reconnection``), sending
 /// `Last-Event-ID` — and stops on a 204, on an answer that is not a 2xx `text/event-stream`
 /// (thrown), or when the consumer stops (breaking out of the loop or cancelling the Task closes
-/// the connection and throws ``ConveyorError/cancelled(reason:)``). An event larger than
-/// ``maximumEventSize`` ends the sequence with ``ConveyorError/StreamFailureReason/eventTooLarge(limit:)``.
+/// the connection and throws ``ConveyorError/cancelled(reason:)``). An event whose `data` is
+/// larger than ``maximumEventSize``, or a line of the stream longer than ``maximumLineLength``,
+/// ends the sequence with ``ConveyorError/StreamFailureReason/eventTooLarge(limit:)``.
 ///
 /// ```swift
 /// for try await event in client.serverSentEvents("notifications") {
@@ -28,8 +29,23 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
     let makeRequest: @Sendable () throws -> URLRequest
     /// When to reconnect, and when to give up.
     public let reconnection: Reconnection
-    /// The largest `data` of one event (and the longest line of the stream), in bytes.
+    /// The largest `data` of one event, in bytes: the values of its `data` fields and the line
+    /// feeds between them, not the field names, the `: ` after them or the line ends.
     public let maximumEventSize: Int
+
+    /// Bytes a line may have beyond ``maximumEventSize``: room for `data: ` before the largest
+    /// value allowed (6 bytes) and a byte order mark at the start of a stream (3), rounded up.
+    public static let lineAllowance = 16
+
+    /// The longest line of the stream, in bytes without its line end: ``maximumEventSize`` plus
+    /// ``lineAllowance`` (saturating). Every line is bounded — a `data` line, any other field, a
+    /// comment — so a server cannot make the client hold a line that never ends: the sequence
+    /// ends with ``ConveyorError/StreamFailureReason/eventTooLarge(limit:)`` as soon as a line
+    /// passes it, without waiting for its line end.
+    public var maximumLineLength: Int {
+        let (sum, overflow) = maximumEventSize.addingReportingOverflow(Self.lineAllowance)
+        return overflow ? Int.max : sum
+    }
     let bufferLimit: Int
 
     /// Reads events, connecting and reconnecting as needed.
@@ -74,7 +90,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                             done = true
                             return nil
                         }
-                        lines = stream.lines(maximumLength: events.maximumEventSize).makeAsyncIterator()
+                        lines = stream.lines(maximumLength: events.maximumLineLength).makeAsyncIterator()
                     } catch let error as ConveyorError where Self.isConnectionLoss(error) {
                         try noteFailure(error)
                         continue
@@ -96,6 +112,10 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                 } catch let error as ConveyorError where Self.isConnectionLoss(error) {
                     lines = nil  // dropped: reconnect
                     if !delivered { try noteFailure(error) }
+                } catch ConveyorError.streamFailed(reason: .lineTooLong) {
+                    // A line longer than any event allows: one error for an event too large,
+                    // whether its data or a single line of it passed the bound.
+                    throw ConveyorError.streamFailed(reason: .eventTooLarge(limit: events.maximumEventSize))
                 }
             }
             return nil
@@ -150,8 +170,9 @@ extension HTTPClient {
     ///   - parameters: Encoded into the query; nil for none.
     ///   - headers: Headers for these requests alone; default none.
     ///   - reconnection: When to reconnect and when to give up; default ``ServerSentEvents/Reconnection/default``.
-    ///   - maximumEventSize: The largest `data` of one event, in bytes; default
-    ///     ``ServerSentEvents/defaultMaximumEventSize`` (1 MiB).
+    ///   - maximumEventSize: The largest `data` of one event, in bytes (field names and line
+    ///     ends not counted); default ``ServerSentEvents/defaultMaximumEventSize`` (1 MiB). A line
+    ///     of the stream may have up to ``ServerSentEvents/lineAllowance`` bytes more.
     ///   - bufferLimit: Bytes held ahead of the consumer before the transfer pauses; default
     ///     ``HTTPStream/defaultBufferLimit``.
     /// - Returns: The events.

@@ -1,0 +1,129 @@
+import Conveyor
+import ConveyorLocking
+import ConveyorTesting
+import Foundation
+import Testing
+
+/// `drain` returns after the outcomes it caused have been heard (issue 37, item 26): the
+/// completion blocks of the operations it waited for or cancelled have run, not just been
+/// scheduled. Real sockets, both transports.
+@Suite("Drain waits for the completion blocks it caused")
+struct DrainDeliveryTests {
+    /// A failure block that takes a while, as an app's does (it writes a record, updates a
+    /// model): `drain` returning before it ran would let the process exit under it.
+    static func slowFailure(_ calls: Counter) -> HTTPRequestOperation.Failure {
+        { _, error in
+            Thread.sleep(forTimeInterval: 0.3)  // the app's work, not synchronisation
+            if case .cancelled(.shuttingDown) = error { calls.increment() }
+        }
+    }
+
+    /// A serial callback queue of the test's own: the slow blocks of parallel tests do not
+    /// queue behind each other on the shared default one.
+    static func ownQueue() -> DispatchQueue { DispatchQueue(label: "test.drain-callbacks") }
+
+    @Test(
+        "A held file download cancelled by drain, and a queued request: both failure blocks ran when drain returns, once",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func cancelledDownloadHeard(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let held = HeldRoute(server)
+        defer { held.release() }
+        let client = testClient(server, transport) {
+            $0.maximumConcurrentOperations = 1
+            $0.callbackQueue = Self.ownQueue()
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-drain-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let download = Counter()
+        let queued = Counter()
+        let successes = Counter()
+        client.download(
+            "hold", to: .file(directory.appendingPathComponent("file")), success: { _, _ in successes.increment() },
+            failure: Self.slowFailure(download))
+        client.get("get", success: { _, _ in successes.increment() }, failure: Self.slowFailure(queued))
+        await held.arrived()
+        #expect(!(await client.drain(timeout: 0.2)))
+        // No waiting here: drain has returned, so the app has heard both outcomes.
+        #expect(download.count == 1 && queued.count == 1)
+        client.configuration.callbackQueue.sync {}
+        #expect(download.count == 1 && queued.count == 1 && successes.count == 0)
+        #expect(server.requestCount(path: "/get") == 0)
+    }
+
+    @Test(
+        "An operation that finishes within the deadline: its success block ran when drain returns",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func finishedInTimeHeard(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let held = HeldRoute(server, body: "done")
+        let client = testClient(server, transport) { $0.callbackQueue = Self.ownQueue() }
+        let heard = Counter()
+        client.get(
+            "hold",
+            success: { _, _ in
+                Thread.sleep(forTimeInterval: 0.3)  // the app's work, not synchronisation
+                heard.increment()
+            }, failure: nil)
+        await held.arrived()
+        // `.keep` leaves the queue suspended, so the test sees when the drain has begun.
+        let drain = Task { await client.drain(timeout: 10, queued: .keep) }
+        // drain suspends the queue before its first suspension point.
+        while !client.operationQueue.isSuspended { await Task.yield() }
+        held.release()
+        #expect(await drain.value)
+        #expect(heard.count == 1)
+    }
+
+    @Test(
+        "A batch's completion, scheduled by the completion blocks drain caused, ran when drain returns",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func batchCompletionHeard(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let held = HeldRoute(server)
+        defer { held.release() }
+        let client = testClient(server, transport) { $0.callbackQueue = Self.ownQueue() }
+        let completions = Counter()
+        let operation = client.operation(with: try client.request(method: .get, path: "hold"), success: nil, failure: nil)
+        client.enqueueBatch(
+            [operation],
+            completion: { operations in
+                Thread.sleep(forTimeInterval: 0.3)  // the app's work, not synchronisation
+                if operations.allSatisfy(\.isCancelled) { completions.increment() }
+            })
+        await held.arrived()
+        #expect(!(await client.drain(timeout: 0.2)))
+        #expect(completions.count == 1)
+    }
+
+    @Test(
+        "A callback queue that never runs cannot hold drain past its deadline plus the grace",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func blockedCallbackQueueBounded(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let held = HeldRoute(server)
+        defer { held.release() }
+        // Stands for `DispatchQueue.main` in a Linux program whose main thread blocks.
+        let stuck = DispatchQueue(label: "test.stuck-callbacks")
+        let gate = DispatchSemaphore(value: 0)
+        stuck.async { gate.wait() }
+        let client = testClient(server, transport) { $0.callbackQueue = stuck }
+        let calls = Counter()
+        client.get("hold", success: nil, failure: { _, _ in calls.increment() })
+        await held.arrived()
+        let start = ContinuousClock.now
+        #expect(!(await client.drain(timeout: 0.2)))
+        let elapsed = ContinuousClock.now - start
+        let bound = 0.2 + HTTPClient.drainCompletionGrace
+        #expect(elapsed >= .seconds(bound) && elapsed < .seconds(bound + 5), "\(elapsed)")
+        #expect(calls.count == 0)
+        gate.signal()
+        stuck.sync {}
+        #expect(calls.count == 1)
+    }
+}
