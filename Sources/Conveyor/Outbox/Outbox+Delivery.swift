@@ -209,11 +209,6 @@ extension Outbox {
         }
     }
 
-    /// Failures that say the request never left: no attempt is used up.
-    static let notConnectedCodes: Set<URLError.Code> = [
-        .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet, .internationalRoamingOff, .callIsActive,
-        .dataNotAllowed,
-    ]
     /// Failures after which the server may have seen the request.
     static let midExchangeCodes: Set<URLError.Code> = [.networkConnectionLost, .timedOut, .badServerResponse, .zeroByteResource]
 
