@@ -40,5 +40,28 @@ extension Outbox {
 
         /// Creates the default configuration; set the properties you need.
         public init() {}
+
+        /// This configuration with every number in range, as ``Outbox`` uses it: a NaN time is
+        /// the default's, a negative one 0 and an infinite one 10⁹ s (about 31
+        /// years); at least one delivery at a time and one attempt; limits of at least 0.
+        /// Without it, `Retry-After` capped by a NaN maximum trapped on a range whose bounds
+        /// were out of order.
+        var clamped: Configuration {
+            let defaults = Configuration.default
+            func time(_ value: TimeInterval, _ fallback: TimeInterval) -> TimeInterval {
+                value.isNaN ? fallback : Seconds.clamped(value)
+            }
+            var result = self
+            result.maximumConcurrentDeliveries = max(1, maximumConcurrentDeliveries)
+            result.maximumAttempts = max(1, maximumAttempts)
+            result.maximumAge = time(maximumAge, defaults.maximumAge)
+            result.baseDelay = time(baseDelay, defaults.baseDelay)
+            result.maximumDelay = time(maximumDelay, defaults.maximumDelay)
+            result.maximumRetryAfter = time(maximumRetryAfter, defaults.maximumRetryAfter)
+            result.maximumItemCount = max(0, maximumItemCount)
+            result.maximumBytes = max(0, maximumBytes)
+            result.inMemoryBodyLimit = max(0, inMemoryBodyLimit)
+            return result
+        }
     }
 }

@@ -248,6 +248,16 @@ extension Outbox {
         try DurableFiles.syncDirectory(directory)
     }
 
+    /// The highest sequence number among the dead letters' names: 0 when there are none, and
+    /// the top of the range when `dead/` cannot be read (so the send is refused, as before).
+    func highestDeadSequence() -> UInt64 {
+        var highest: UInt64 = 0
+        let listed = try? DurableFiles.forEachName(in: deadDirectory) { fileName in
+            if let (name, _) = OutboxItemName.parse(fileName) { highest = max(highest, name.sequence) }
+        }
+        return listed == nil ? OutboxItemName.maximumSequence : highest
+    }
+
     /// Takes a place in line within the limits; returns its sequence number.
     func reserve(bytes: Int64) throws -> UInt64 {
         try state.withLock { state throws(ConveyorError) -> UInt64 in
@@ -256,7 +266,14 @@ extension Outbox {
                 throw ConveyorError.outboxFailed(reason: .itemLimitReached(limit: configuration.maximumItemCount))
             }
             // Checked, never trapping: `maximumSequence` is far beyond any real count, and a
-            // directory whose names pass it has them set aside when it is opened.
+            // directory whose names pass it has them set aside when it is opened. Only a name
+            // planted at the top of the range gets here; once the line is empty, numbering
+            // starts again above the dead letters (a retried letter must sort after its old
+            // name), so the directory is not refused for ever. Listing `dead/` under the lock
+            // is acceptable on this path alone.
+            if state.nextSequence > OutboxItemName.maximumSequence, state.count == 0, state.inFlight.isEmpty {
+                state.nextSequence = highestDeadSequence() + 1
+            }
             guard state.nextSequence <= OutboxItemName.maximumSequence else {
                 throw ConveyorError.outboxFailed(reason: .writeFailed(itemsDirectory, POSIXError(.EOVERFLOW)))
             }

@@ -36,7 +36,8 @@ public final class Outbox: @unchecked Sendable {
 
     /// The directory the items live in (created if needed).
     public let directory: URL
-    /// The settings given at creation.
+    /// The settings given at creation, with numbers out of range clamped (a NaN time is the
+    /// default's, a negative one 0; at least one delivery at a time and one attempt).
     public let configuration: Configuration
     /// The client every attempt goes through.
     public let client: HTTPClient
@@ -110,7 +111,7 @@ public final class Outbox: @unchecked Sendable {
     public init(directory: URL, client: HTTPClient, configuration: Configuration = .default) throws {
         self.directory = directory
         self.client = client
-        self.configuration = configuration
+        self.configuration = configuration.clamped
         itemsDirectory = directory.appendingPathComponent("items", isDirectory: true)
         deadDirectory = directory.appendingPathComponent("dead", isDirectory: true)
         corruptDirectory = directory.appendingPathComponent("corrupt", isDirectory: true)
