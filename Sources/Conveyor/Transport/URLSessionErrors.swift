@@ -16,7 +16,7 @@ enum URLSessionErrors {
     /// `NSUnderlyingErrorKey`.
     /// The error a task ended with as the operation receives it: a certificate failure as
     /// ``ConveyorError/serverTrustFailed(host:reason:)``, any other `URLError` with the code
-    /// ``normalized(_:)-(URLError)`` gives it. Decided here, so no layer above reads texts.
+    /// `normalized(_:)` gives it. Decided here, so no layer above reads texts.
     /// - Parameters:
     ///   - error: The task's error.
     ///   - url: The request's URL, naming the host when the error does not.
