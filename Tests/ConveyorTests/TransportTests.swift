@@ -101,7 +101,15 @@ struct TransportTests {
             #expect(code(28) == .timedOut)
             #expect(code(52) == .networkConnectionLost)
             #expect(code(56, "Illegal or missing hexadecimal sequence in chunked-encoding") == .badServerResponse)
-            #expect(code(60) == .serverCertificateUntrusted)
+            // Peer verification is a trust decision, made by the transport (not an URLError for the operation to read).
+            #expect(code(60) == nil)
+            #expect(CurlErrors.urlErrorCode(for: 60) == .serverCertificateUntrusted)
+            if case .serverTrustFailed(let host, _) = CurlErrors.error(for: 60, text: "SSL certificate problem", url: url) as? ConveyorError
+            {
+                #expect(host == "api.example.com")
+            } else {
+                Issue.record("peer verification was not serverTrustFailed")
+            }
             #expect(code(61) == .cannotDecodeContentData)
             guard
                 case .serverTrustFailed(let host, let reason) = CurlErrors.error(

@@ -37,12 +37,7 @@ extension HTTPClient {
                 let operation = self.operation(
                     with: request,
                     success: { operation, value in
-                        continuation.resume(
-                            returning: HTTPResponse(
-                                request: operation.currentRequest, head: operation.responseHead!,
-                                data: operation.responseData ?? Data(), value: value as! Serializer.Output,
-                                metrics: operation.metrics!
-                            ))
+                        continuation.resume(with: HTTPResponse<Serializer.Output>.finished(operation, value: value))
                     },
                     failure: { _, error in
                         continuation.resume(throwing: error)

@@ -94,10 +94,7 @@ extension HTTPClient {
             operations.forEach { $0.cancel() }
         }
         return operations.map { operation in
-            if let error = operation.error { return .failure(error) }
-            guard let head = operation.responseHead, let metrics = operation.metrics else { return .failure(.cancelled(reason: .explicit)) }
-            let data = operation.responseData ?? Data()
-            return .success(HTTPResponse(request: operation.currentRequest, head: head, data: data, value: data, metrics: metrics))
+            HTTPResponse<Data>.finished(operation, value: operation.responseData ?? Data())
         }
     }
 }

@@ -202,6 +202,11 @@ open class HTTPClient: @unchecked Sendable {
 
     /// Builds a request: the URL from `path`, the default headers (then `headers`), the
     /// configured idle timeout, and `parameters` encoded by `requestSerializer`.
+    ///
+    /// The verbs, the async calls, streams and every ``Outbox`` delivery build their requests
+    /// here, so a subclass that overrides it adapts or signs all of them (AFNetworking's
+    /// `requestWithMethod:path:parameters:`). For an outbox delivery it runs at each attempt,
+    /// with the item's stored headers and a `requestSerializer` that attaches the stored body.
     /// - Parameters:
     ///   - method: The HTTP method.
     ///   - path: Resolved with ``url(for:)``.
@@ -235,12 +240,23 @@ open class HTTPClient: @unchecked Sendable {
         return try Self.wrappingEncoderErrors { try (requestSerializer ?? defaultSerializer).serialize(request, encodable: body) }
     }
 
-    /// The request before parameters: URL, method, timeout, default headers and `headers`.
-    func baseRequest(method: HTTPMethod, path: String, headers: HTTPHeaders = [:]) throws -> (URLRequest, any RequestSerializer) {
+    /// The one place a request is started: the URL from ``url(for:)``, the method, the idle
+    /// timeout, then the default headers (unless `includingDefaults` is false) and `headers`.
+    /// Every request the client builds comes from here, through
+    /// ``request(method:path:parameters:headers:requestSerializer:)`` where a subclass may adapt
+    /// it; the outbox asks for the request without the defaults when it writes an item (the
+    /// defaults and credentials are added at each delivery, never stored).
+    func baseRequest(
+        method: HTTPMethod, path: String, headers: HTTPHeaders = [:], includingDefaults: Bool = true
+    ) throws -> (URLRequest, any RequestSerializer) {
         var request = URLRequest(url: try url(for: path), timeoutInterval: configuration.idleTimeout)
         // A new request's method is already GET; setting it runs corelibs' normalisation, a
         // case-insensitive comparison with each known method (1 µs; 4 µs in a profile).
         if method != .get { request.httpMethod = method.rawValue }
+        guard includingDefaults else {
+            request.setHeaders(headers)
+            return (request, requestSerializer)
+        }
         var (fields, sharedFields, serializer) = mutableState.withLock {
             ($0.defaultHeaders, $0.defaultHeaderFields, $0.requestSerializer)
         }
@@ -357,17 +373,19 @@ open class HTTPClient: @unchecked Sendable {
     }
 
     /// Marks `operation` enqueued — once: a second time stops the program with a message naming
-    /// it (Foundation's own trap said nothing useful) — and gives it this client's settings.
+    /// it (Foundation's own trap said nothing useful) — and gives it this client's settings,
+    /// unless this client built it (they were adopted then): settings are adopted once per
+    /// operation, and the check shares the lock the enqueue mark takes.
     private func claim(_ operation: HTTPRequestOperation) {
-        let first = operation.mutableState.withLock { state -> Bool in
+        let (first, adopted) = operation.mutableState.withLock { state -> (Bool, Bool) in
             defer { state.enqueued = true }
-            return !state.enqueued && !state.started
+            return (!state.enqueued && !state.started, state.adoptedClient === self)
         }
         precondition(
             first,
             "HTTPClient.enqueue: the operation \(operation.debugName) was already enqueued or started; an operation runs once — make a new one"
         )
-        operation.adoptSettings(of: self)
+        if !adopted { operation.adoptSettings(of: self) }
     }
 
     /// Enqueues a stream's operation on the streams' own queue and transport (see

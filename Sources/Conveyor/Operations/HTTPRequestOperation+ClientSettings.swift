@@ -29,14 +29,13 @@ extension HTTPRequestOperation {
         }
     }
 
-    /// The one place an operation takes a client's settings: when the client builds it and
-    /// again when the client enqueues it (an operation built directly meets its client only
-    /// there). The transport always comes from the client — it carries the client's TLS
-    /// authorities, pins and connection pool; every other setting only where the operation's
-    /// owner did not assign it.
+    /// The one place an operation takes a client's settings, once per client: when the client
+    /// builds it, or when a client enqueues an operation it did not build (one built directly,
+    /// or by another client) — the enqueue skips an operation this client built, in the lock
+    /// it takes anyway. The transport always comes from the client — it carries the client's
+    /// TLS authorities, pins and connection pool; every other setting only where the
+    /// operation's owner did not assign it.
     func adoptSettings(of client: HTTPClient) {
-        // Built by this client and enqueued on it: nothing to take again (the hot path).
-        if mutableState.withLock({ $0.adoptedClient === client }) { return }
         let configuration = client.configuration
         // The client's credentials go to its own origins only: an operation for another origin
         // gets neither its default credential nor its authenticator (asked only when it has one).
@@ -47,6 +46,7 @@ extension HTTPRequestOperation {
             authenticator = nil
         }
         mutableState.withLock { state in
+            if state.settingsAdoptions < .max { state.settingsAdoptions += 1 }
             state.adoptedClient = client
             state.transport = client.transport
             state.defaultCachePolicy = configuration.cachePolicy

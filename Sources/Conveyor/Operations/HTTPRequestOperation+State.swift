@@ -102,6 +102,9 @@ extension HTTPRequestOperation {
         }
         /// The client-inheritable settings assigned on the operation itself; a client leaves them alone.
         var assignedSettings: ClientSettings = []
+        /// How often a client's settings were adopted (saturating), which tests check is once
+        /// per operation and client. One byte in the padding after `assignedSettings`: free.
+        var settingsAdoptions: UInt8 = 0
         /// The client whose settings the operation took last (weak: a client owns its operations' queue).
         weak var adoptedClient: HTTPClient?
         var task: (any TransportTask)? {

@@ -542,12 +542,10 @@ extension HTTPRequestOperation {
         if let response, response.statusCode == 401 || response.statusCode == 407 {
             return .authenticationFailed(response: response.urlResponse, data: data)
         }
+        // Transports decide what their errors mean (CurlErrors, URLSessionErrors): a
+        // ConveyorError, or a URLError in the shared vocabulary; only the operation's own
+        // facts (its idle timeout, a challenge it answered) are added here.
         if let error = error as? ConveyorError { return error }
-        if let urlError = error as? URLError,
-            let trust = Self.serverTrustFailure(urlError, request: mutableState.withLock { $0.currentRequest })
-        {
-            return trust
-        }
         if let urlError = error as? URLError {
             if urlError.code == .timedOut { return .timedOut(.idle, after: mutableState.withLock { $0.idleTimeout }) }
             if urlError.code == .userAuthenticationRequired || urlError.code == .userCancelledAuthentication {
@@ -556,27 +554,6 @@ extension HTTPRequestOperation {
             return .network(urlError)  // the transport mapped its codes (CurlErrors, URLSessionErrors)
         }
         return .network(URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error as NSError]))
-    }
-
-    /// A TLS certificate failure as ``ConveyorError/serverTrustFailed(host:reason:)``. Apple
-    /// platforms report them with `serverCertificate*` codes; corelibs on Linux with code -1
-    /// (or `secureConnectionFailed`) and libcurl's text ("SSL certificate problem: …",
-    /// "SSL: no alternative certificate subject name matches …").
-    static func serverTrustFailure(_ error: URLError, request: URLRequest) -> ConveyorError? {
-        let host = error.failingURL?.host ?? request.url?.host ?? "the server"
-        let trustCodes: Set<URLError.Code> = [
-            .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
-            .serverCertificateHasUnknownRoot,
-        ]
-        if trustCodes.contains(error.code) { return .serverTrustFailed(host: host, reason: error.localizedDescription) }
-        guard error.code == .unknown || error.code == .secureConnectionFailed else { return nil }
-        let text = error.localizedDescription
-        let lowered = text.lowercased()
-        let markers = [
-            "certificate problem", "certificate verify failed", "subject name", "certificate has expired",
-            "self-signed certificate", "self signed certificate", "unable to get local issuer", "peer certificate",
-        ]
-        return markers.contains(where: lowered.contains) ? .serverTrustFailed(host: host, reason: text) : nil
     }
 
     /// The first header whose name is not an HTTP token or whose value holds CR, LF or NUL.

@@ -108,10 +108,10 @@ extension Outbox {
         let operation = client.operation(
             HTTPRequestOperation.self, with: request,
             success: { [self] operation, value in
-                let data = value as? Data ?? Data()
-                let response = HTTPResponse(
-                    request: operation.currentRequest, head: operation.responseHead!, data: data, value: data, metrics: operation.metrics!)
-                finish(name, stored, .succeeded(response))
+                switch HTTPResponse<Data>.finished(operation, value: value as? Data ?? Data()) {
+                case .success(let response): finish(name, stored, .succeeded(response))
+                case .failure(let error): handle(error, name, stored)
+                }
             },
             failure: { [self] _, error in
                 handle(error, name, stored)
@@ -127,24 +127,28 @@ extension Outbox {
         if stillOpen { client.enqueue(operation) }
     }
 
-    /// The request of one attempt: the client's default headers and credentials (as they are
-    /// now, not when the item was written), the stored headers, the body from the record or its file.
+    /// The request of one attempt, built by the client's
+    /// ``HTTPClient/request(method:path:parameters:headers:requestSerializer:)`` — a subclass's
+    /// override included, so a signature (with its timestamp) is made for this attempt and
+    /// never stored: the client's default headers and credentials as they are now, not when
+    /// the item was written, then the stored headers, the body from the record or its file.
     private func deliveryRequest(for stored: OutboxStoredItem, name: OutboxItemName) throws -> URLRequest {
         let record = stored.record
         let headers = HTTPHeaders(uniqueFields: record.headers.map { (name: $0[0], value: $0[1]) })
-        var (request, _) = try client.baseRequest(method: HTTPMethod(rawValue: record.method), path: record.url, headers: headers)
-        if let inline = stored.inlineBody {
-            request.httpBody = inline
-            return request
-        }
-        guard let length = record.bodyLength else { return request }
+        let body = OutboxStoredBody(source: try storedBody(stored, name: name))
+        let request = try client.request(
+            method: HTTPMethod(rawValue: record.method), path: record.url, headers: headers, requestSerializer: body)
+        // An override that built the request with a serializer of its own dropped the stored body.
+        return body.isMissing(from: request) ? body.attached(to: request) : request
+    }
+
+    /// The item's body: inline in the record, read from its file when small, or streamed from it.
+    private func storedBody(_ stored: OutboxStoredItem, name: OutboxItemName) throws -> OutboxStoredBody.Source {
+        if let inline = stored.inlineBody { return .data(inline) }
+        guard let length = stored.record.bodyLength else { return .none }
         let bodyURL = name.url(.body, in: itemsDirectory)
-        if length <= configuration.inMemoryBodyLimit {
-            request.httpBody = try DurableFiles.readFile(bodyURL)
-        } else {
-            request.httpBodyStream = try BodyFileStream(fileURL: bodyURL)
-        }
-        return request
+        if length <= configuration.inMemoryBodyLimit { return .data(try DurableFiles.readFile(bodyURL)) }
+        return .file(try BodyFile.Snapshot(of: bodyURL))
     }
 
     /// Decides about a failed attempt. On `queue`.

@@ -119,12 +119,13 @@ extension Outbox {
         return request
     }
 
-    /// The request with only what belongs to the item: no default headers, no credentials.
+    /// The request with only what belongs to the item: no default headers, no credentials —
+    /// the client's one builder without its defaults. The client's
+    /// ``HTTPClient/request(method:path:parameters:headers:requestSerializer:)`` (and a
+    /// subclass's override of it) runs at each delivery instead, so what it adds (a signature,
+    /// a timestamp, a credential) is fresh on every attempt and never written to disk.
     func bareRequest(_ method: HTTPMethod, _ path: String, _ headers: HTTPHeaders) throws -> URLRequest {
-        var request = URLRequest(url: try client.url(for: path))
-        if method != .get { request.httpMethod = method.rawValue }
-        request.setHeaders(headers)
-        return request
+        try client.baseRequest(method: method, path: path, headers: headers, includingDefaults: false).0
     }
 
     /// Writes the item — body first, then its record under a temporary name, each synced,

@@ -32,6 +32,19 @@ enum LibcurlErrorText {
         (["ssl", "tls", "openssl"], .secureConnectionFailed),
     ]
 
+    /// Whether libcurl's `text` says the server's certificate was refused ("SSL certificate
+    /// problem: …", "SSL: no alternative certificate subject name matches …"): a TLS failure
+    /// that is a trust decision, reported as ``ConveyorError/serverTrustFailed(host:reason:)``.
+    static func isCertificateFailure(_ text: String) -> Bool {
+        let lowered = text.lowercased()
+        return certificateMarkers.contains(where: lowered.contains)
+    }
+
+    private static let certificateMarkers = [
+        "certificate problem", "certificate verify failed", "subject name", "certificate has expired",
+        "self-signed certificate", "self signed certificate", "unable to get local issuer", "peer certificate",
+    ]
+
     /// The code libcurl's `text` stands for; nil when no rule knows it.
     static func code(for text: String) -> URLError.Code? {
         let lowered = text.lowercased()

@@ -57,7 +57,10 @@ protocol TransportTaskDelegate: AnyObject, Sendable {
     /// The transport measured the exchange; called just before `transportDidComplete`, by
     /// transports that can (the curl transport).
     func transportDidCollect(metrics: TransferMetrics)
-    /// The exchange ended. `response` is the last response head seen, if any.
+    /// The exchange ended. `response` is the last response head seen, if any. `error` is
+    /// decided by the transport (`CurlErrors`, `URLSessionErrors`): a ``ConveyorError`` where
+    /// the transport knows the meaning (a refused certificate, a pin, a bad body file), else a
+    /// `URLError` in the one vocabulary both transports share. No layer above reads its text.
     func transportDidComplete(response: HTTPResponseHead?, error: (any Error)?)
     /// Asked after each body chunk by transports that can pause from inside their receive
     /// callback (the curl transport): whether the consumer asked for a pause before it could

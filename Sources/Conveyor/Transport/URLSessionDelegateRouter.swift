@@ -107,8 +107,10 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, @uncheck
         // A refused redirect's 3xx reaches only this callback, and may set cookies too.
         if let http = task.response as? HTTPURLResponse { storeCookies(of: http, for: task) }
         let delegate = delegates.withLock { $0.removeValue(forKey: task.taskIdentifier) }
-        // corelibs' codes are mapped here, before any delegate (the cache's included) sees them.
+        // corelibs' codes and texts are decided here, before any delegate (the cache's included) sees them.
+        let url = task.currentRequest?.url ?? task.originalRequest?.url
         delegate?.transportDidComplete(
-            response: (task.response as? HTTPURLResponse).map(HTTPResponseHead.init), error: error.map(URLSessionErrors.normalized))
+            response: (task.response as? HTTPURLResponse).map(HTTPResponseHead.init),
+            error: error.map { URLSessionErrors.decided($0, url: url) })
     }
 }

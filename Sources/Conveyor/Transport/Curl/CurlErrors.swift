@@ -35,6 +35,13 @@
             // A code that says too little (HTTP/0.9 arrives as "unsupported protocol") is read
             // from the text, by the same rules as the URLSession transport's.
             if LibcurlErrorText.genericCodes.contains(urlCode), let fromText = LibcurlErrorText.code(for: text) { urlCode = fromText }
+            // A refused certificate is a trust decision, reported as one: peer verification, or
+            // a TLS failure whose text names the certificate.
+            if urlCode == .serverCertificateUntrusted
+                || ((urlCode == .unknown || urlCode == .secureConnectionFailed) && LibcurlErrorText.isCertificateFailure(text))
+            {
+                return ConveyorError.serverTrustFailed(host: host, reason: text)
+            }
             return URLError(urlCode, userInfo: userInfo)
         }
 
