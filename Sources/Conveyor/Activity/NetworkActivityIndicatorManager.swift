@@ -9,8 +9,8 @@ import Foundation
 /// it) and disappears ``completionDelay`` after the last operation (back-to-back requests do
 /// not make it flicker). ``visibilityChangeHandler`` drives the status bar on iOS, or a spinner
 /// in a command-line tool.
-public final class NetworkActivityIndicatorManager: @unchecked Sendable {
-    // @unchecked Sendable: all mutable state is in `state`, behind one Mutex; the scheduler
+public final class NetworkActivityIndicatorManager: Sendable {
+    // Sendable, checked by the compiler: all mutable state is in `state`, behind one Mutex; the scheduler
     // is immutable.
 
     /// Runs work after a delay; injectable so tests advance a controllable clock.

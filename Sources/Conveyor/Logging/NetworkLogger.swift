@@ -26,8 +26,8 @@ import Foundation
 /// | `.warn` | every failed operation (status codes, timeouts, content types, transport failures), as AFNetworking's logger did; cancellations and the failures ``expectedFailures`` names count as `.info` |
 /// | `.error` | network and serialization failures only |
 /// | `.off` | nothing |
-public final class NetworkLogger: @unchecked Sendable {
-    // @unchecked Sendable: every mutable property is in `state`, behind one Mutex; the queue
+public final class NetworkLogger: Sendable {
+    // Sendable, checked by the compiler: every mutable property is in `state`, behind one Mutex; the queue
     // and clock are immutable.
 
     /// How much is logged; each level includes the ones after it.
