@@ -21,8 +21,8 @@ import Foundation
 /// configuration.authenticator = authenticator
 /// ```
 public final class BearerTokenAuthenticator: Authenticator, Sendable {
-    // Sendable, checked by the compiler: all mutable state (the credential and the refresh in flight) is in
-    // `state`, behind one Mutex; the settings are immutable.
+    // Sendable, checked by the compiler: all mutable state (the credential and the refresh in
+    // flight) is in `state`, behind one Mutex; the settings are immutable.
 
     /// An access token, when it expires if known, and the refresh token that gets the next one.
     public struct Credential: Sendable, Equatable {

@@ -17,8 +17,8 @@ import Foundation
 /// ``statusCode``, ``url``, ``value(forHTTPHeaderField:)``, ``mimeType``, ``textEncodingName``,
 /// ``expectedContentLength``.
 public final class HTTPResponseHead: Sendable, CustomStringConvertible {
-    // Sendable, checked by the compiler: the stored properties are immutable, except the Foundation response
-    // and header fields built on first use, which sit behind one Lock (`built`).
+    // Sendable, checked by the compiler: the stored properties are immutable, except the Foundation
+    // response and header fields built on first use, which sit behind one Lock (`built`).
 
     /// The URL the response came from.
     public let url: URL

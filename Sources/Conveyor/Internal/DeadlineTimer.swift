@@ -31,8 +31,8 @@ final class DeadlineTimer: Sendable {
 /// heap insertion under a lock, with no wake-up; the thread only wakes when a deadline is
 /// due or an earlier one arrives.
 final class DeadlineScheduler: Sendable {
-    // Sendable, checked by the compiler: the mutable state is `state`, behind one Lock; `wakeUp` is a
-    // DispatchSemaphore, which is thread-safe.
+    // Sendable, checked by the compiler: the mutable state is `state`, behind one Lock; `wakeUp` is
+    // a DispatchSemaphore, which is thread-safe.
 
     static let shared = DeadlineScheduler()
 

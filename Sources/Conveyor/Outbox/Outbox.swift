@@ -31,8 +31,8 @@ import Foundation
 ///
 /// See <doc:SendingWhileOffline>.
 public final class Outbox: Sendable {
-    // Sendable, checked by the compiler: all mutable state is in `state`, behind one Lock; the other stored
-    // properties are set once in init. Disk work and decisions run on `queue`.
+    // Sendable, checked by the compiler: all mutable state is in `state`, behind one Lock; the
+    // other stored properties are set once in init. Disk work and decisions run on `queue`.
 
     /// The directory the items live in (created if needed).
     public let directory: URL

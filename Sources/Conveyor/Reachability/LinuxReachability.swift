@@ -31,7 +31,8 @@
             var subscribers: [UUID: @Sendable () -> Void] = [:]
             var started = false
             var usesNetlink = false
-            var pollTimer: UncheckedSendableBox<any DispatchSourceTimer>?
+            /// A dispatch source: thread-safe to cancel from whichever thread stops the events.
+            var pollTimer: LockedReference<any DispatchSourceTimer>?
         }
         private let state = Lock(State())
         let pollingInterval: TimeInterval
@@ -99,7 +100,7 @@
             timer.setEventHandler { [weak self] in self?.notify() }
             timer.schedule(deadline: Seconds.dispatchTime(after: pollingInterval), repeating: Seconds.dispatchInterval(pollingInterval))
             timer.resume()
-            state.withLock { $0.pollTimer = UncheckedSendableBox(value: timer) }
+            state.withLock { $0.pollTimer = LockedReference(timer) }
         }
     }
 

@@ -14,7 +14,8 @@ import Foundation
 /// not started: its delegate hears ``TransportTaskDelegate/transportAwaitsConnection()``, and
 /// ``TransportTaskDelegate/transportDidLeaveConnectionQueue()`` when it goes.
 final class ConnectionAdmission: Sendable {
-    // Sendable, checked by the compiler: the counts and queues sit behind `state`, one lock; `limit` is immutable.
+    // Sendable, checked by the compiler: the counts and queues sit behind `state`, one lock;
+    // `limit` is immutable.
 
     private struct Waiting {
         let id: Int

@@ -11,8 +11,8 @@ import Foundation
 /// (a temporary file renamed into place), evicted least recently used first when over
 /// capacity. A file's modification date records its last use, so the order survives restarts.
 final class HTTPCacheDiskStore: Sendable {
-    // Sendable, checked by the compiler: the index is the only mutable state and sits behind `index`'s Mutex;
-    // file operations are atomic renames and removals, safe between instances too.
+    // Sendable, checked by the compiler: the index is the only mutable state and sits behind
+    // `index`'s Mutex; file operations are atomic renames and removals, safe between instances too.
 
     struct FileRecord {
         var size: Int
