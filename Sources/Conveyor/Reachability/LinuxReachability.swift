@@ -23,8 +23,9 @@
     /// One netlink route socket for the whole process, read on one thread; every message
     /// (link up/down, address or route added/removed) wakes all subscribed managers. Where the
     /// socket cannot be opened (a sandbox without netlink) a timer polls instead.
-    final class NetlinkEvents: ReachabilityEventSource, @unchecked Sendable {
-        // @unchecked Sendable: every mutable property is in `state`, behind one Mutex.
+    final class NetlinkEvents: ReachabilityEventSource, Sendable {
+        // Sendable, checked by the compiler: every mutable property is in `state`, behind one
+        // Mutex.
         static let shared = NetlinkEvents(pollingInterval: 5)
 
         private struct State {
