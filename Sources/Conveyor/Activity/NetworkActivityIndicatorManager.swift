@@ -29,7 +29,8 @@ public final class NetworkActivityIndicatorManager: Sendable {
         /// Creates the scheduler.
         /// - Parameter queue: Where the work runs.
         public init(queue: DispatchQueue) { self.queue = queue }
-        /// Schedules with a `DispatchWorkItem`.
+        /// Schedules `work` on the queue after `delay`; the returned closure stops work that has
+        /// not started yet (one called later does nothing).
         public func schedule(after delay: TimeInterval, _ work: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
             // A flag behind a lock instead of a DispatchWorkItem, which Dispatch does not mark
             // Sendable: as with `DispatchWorkItem.cancel()`, a cancel before the work starts
