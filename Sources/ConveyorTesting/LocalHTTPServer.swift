@@ -21,9 +21,9 @@ import Foundation
 /// server.route("/hello") { _ in .text("hi") }
 /// let client = HTTPClient(baseURL: server.baseURL)
 /// ```
-public final class LocalHTTPServer: @unchecked Sendable {
-    // @unchecked Sendable: all mutable state is in `state`, behind one Mutex; `stopSignal` is a
-    // condition variable used only to wake sleepers when the server stops.
+public final class LocalHTTPServer: Sendable {
+    // Sendable, checked by the compiler: all mutable state is in `state`, behind one Mutex;
+    // `stopSignal` is a condition variable used only to wake sleepers when the server stops.
 
     /// A route's handler: returns the response for a request.
     public typealias Handler = @Sendable (Request) -> Response

@@ -179,6 +179,26 @@ struct ActivityIndicatorTests {
         #expect(changes.withLock { $0 } == [true, false])
     }
 
+    @Test("The dispatch scheduler runs work at its delay and never runs work cancelled before it")
+    func dispatchSchedulerCancels() {
+        let queue = DispatchQueue(label: "test.activity.dispatch")
+        let scheduler = NetworkActivityIndicatorManager.DispatchScheduler(queue: queue)
+        let ran = Lock<[String]>([])
+        let done = DispatchSemaphore(value: 0)
+        let cancel = scheduler.schedule(after: 0.05) { ran.withLock { $0.append("cancelled") } }
+        _ = scheduler.schedule(after: 0.02) { ran.withLock { $0.append("first") } }
+        _ = scheduler.schedule(after: 0.1) {
+            ran.withLock { $0.append("last") }
+            done.signal()
+        }
+        cancel()
+        cancel()  // a second cancel does nothing
+        // One serial queue, deadlines in order: the cancelled work was due before the last one.
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        queue.sync {}
+        #expect(ran.withLock { $0 } == ["first", "last"])
+    }
+
     @Test("activationDelay = 0 is AFNetworking 1.x's indicator: shown while a real request runs, hidden 0.17 s after")
     func afNetworking1Defaults() async throws {
         let scheduler = ManualScheduler()

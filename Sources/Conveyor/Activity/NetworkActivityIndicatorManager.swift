@@ -9,9 +9,9 @@ import Foundation
 /// it) and disappears ``completionDelay`` after the last operation (back-to-back requests do
 /// not make it flicker). ``visibilityChangeHandler`` drives the status bar on iOS, or a spinner
 /// in a command-line tool.
-public final class NetworkActivityIndicatorManager: @unchecked Sendable {
-    // @unchecked Sendable: all mutable state is in `state`, behind one Mutex; the scheduler
-    // is immutable.
+public final class NetworkActivityIndicatorManager: Sendable {
+    // Sendable, checked by the compiler: all mutable state is in `state`, behind one Mutex; the
+    // scheduler is immutable.
 
     /// Runs work after a delay; injectable so tests advance a controllable clock.
     public protocol Scheduler: Sendable {
@@ -29,12 +29,17 @@ public final class NetworkActivityIndicatorManager: @unchecked Sendable {
         /// Creates the scheduler.
         /// - Parameter queue: Where the work runs.
         public init(queue: DispatchQueue) { self.queue = queue }
-        /// Schedules with a `DispatchWorkItem`.
+        /// Schedules `work` on the queue after `delay`; the returned closure stops work that has
+        /// not started yet (one called later does nothing).
         public func schedule(after delay: TimeInterval, _ work: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
-            // DispatchWorkItem is thread-safe but not marked Sendable; the box says so.
-            let item = UncheckedSendableBox(value: DispatchWorkItem(block: work))
-            queue.asyncAfter(deadline: Seconds.dispatchTime(after: delay), execute: item.value)
-            return { item.value.cancel() }
+            // A flag behind a lock instead of a DispatchWorkItem, which Dispatch does not mark
+            // Sendable: as with `DispatchWorkItem.cancel()`, a cancel before the work starts
+            // stops it, and one after has no effect.
+            let cancelled = Lock(false)
+            queue.asyncAfter(deadline: Seconds.dispatchTime(after: delay)) {
+                if !cancelled.withLock({ $0 }) { work() }
+            }
+            return { cancelled.withLock { $0 = true } }
         }
     }
 
@@ -49,7 +54,8 @@ public final class NetworkActivityIndicatorManager: @unchecked Sendable {
         var completionDelay: TimeInterval = 0.17
         var pending: (@Sendable () -> Void)?
         var handler: (@Sendable (Bool) -> Void)?
-        var observers: [UncheckedSendableBox<any NSObjectProtocol>] = []
+        /// Observer tokens: taken out under the lock and removed by the one caller that took them.
+        var observers: [LockedReference<any NSObjectProtocol>] = []
         var filter: (@Sendable (HTTPRequestOperation) -> Bool)?
         /// Operations counted at start, so exactly those are uncounted at finish.
         var counted: Set<ObjectIdentifier> = []
@@ -163,7 +169,7 @@ public final class NetworkActivityIndicatorManager: @unchecked Sendable {
                 // Only operations counted at their start are uncounted.
                 if self.state.withLock({ $0.counted.remove(ObjectIdentifier(operation)) != nil }) { self.decrementActivityCount() }
             },
-        ].map { UncheckedSendableBox(value: $0) }
+        ].map { LockedReference($0) }
         state.withLock { $0.observers = observers }
     }
 

@@ -20,9 +20,9 @@ import Foundation
 /// var configuration = HTTPClient.Configuration.default
 /// configuration.authenticator = authenticator
 /// ```
-public final class BearerTokenAuthenticator: Authenticator, @unchecked Sendable {
-    // @unchecked Sendable: all mutable state (the credential and the refresh in flight) is in
-    // `state`, behind one Mutex; the settings are immutable.
+public final class BearerTokenAuthenticator: Authenticator, Sendable {
+    // Sendable, checked by the compiler: all mutable state (the credential and the refresh in
+    // flight) is in `state`, behind one Mutex; the settings are immutable.
 
     /// An access token, when it expires if known, and the refresh token that gets the next one.
     public struct Credential: Sendable, Equatable {

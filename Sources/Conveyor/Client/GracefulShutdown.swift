@@ -25,7 +25,8 @@ extension Notification.Name {
 /// ``HTTPClient/drainCompletionGrace`` after the signal). A second signal exits at once with
 /// 128 + the signal number.
 public enum GracefulShutdown {
-    private static let installed = Lock<[UncheckedSendableBox<any DispatchSourceSignal>]>([])
+    /// Dispatch sources, thread-safe to cancel: the next installation takes them out and cancels them.
+    private static let installed = Lock<[LockedReference<any DispatchSourceSignal>]>([])
     private static let signalled = Lock(false)
 
     /// Installs the signal handling, and returns once a signal is handled (at most 2 s later).
@@ -42,7 +43,7 @@ public enum GracefulShutdown {
     ) {
         let queue = DispatchQueue(label: "org.conveyor.shutdown")
         let registered = DispatchSemaphore(value: 0)
-        let sources = signals.map { number -> UncheckedSendableBox<any DispatchSourceSignal> in
+        let sources = signals.map { number -> LockedReference<any DispatchSourceSignal> in
             // The default action would kill the process before the source sees the signal.
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
@@ -65,7 +66,7 @@ public enum GracefulShutdown {
             }
             source.setRegistrationHandler { registered.signal() }
             source.resume()
-            return UncheckedSendableBox(value: source)
+            return LockedReference(source)
         }
         // `resume()` registers the source later, on the dispatch manager's thread; a signal
         // before that meets SIG_IGN and is lost, and the process never stops. Return once the

@@ -34,7 +34,7 @@ extension HTTPClient {
         get { mutableState.withLock { $0.defaultCredential.value } }
         set {
             mutableState.withLock { state in
-                state.defaultCredential = UncheckedSendableBox(value: newValue)
+                state.defaultCredential = LockedReference(newValue)
                 state.pinConfiguredSecrets()
             }
         }

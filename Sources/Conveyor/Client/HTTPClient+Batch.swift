@@ -35,7 +35,6 @@ extension HTTPClient {
         }
         let finished = Lock(0)
         let total = operations.count
-        let all = UncheckedSendableBox(value: operations)
         let report: @Sendable () -> Void = {
             let count = finished.withLock { count -> Int in
                 count += 1
@@ -44,7 +43,7 @@ extension HTTPClient {
             queue.async {
                 overall.completedUnitCount = Int64(count)
                 progress?(count, total)
-                if count == total { completion?(all.value) }
+                if count == total { completion?(operations) }
             }
         }
         for operation in operations {

@@ -63,7 +63,8 @@ open class HTTPClient: @unchecked Sendable {
         private(set) var defaultHeaderFields: [String: String]
         var requestSerializer: any RequestSerializer = FormURLEncodedRequestSerializer()
         var registeredOperationClasses: [HTTPRequestOperation.Type] = []
-        var defaultCredential = UncheckedSendableBox<URLCredential?>(value: nil)
+        /// Immutable once made: read out and used by every operation's challenge handling.
+        var defaultCredential = LockedReference<URLCredential?>(nil)
         var reachabilityHandler: UUID?
         /// The credential values of the default headers and the default credential, pinned in
         /// ``SentSecrets`` while the client is configured with them (never forgotten, even when

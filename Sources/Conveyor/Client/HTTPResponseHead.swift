@@ -16,9 +16,9 @@ import Foundation
 /// The members a response serializer usually reads have `HTTPURLResponse`'s names:
 /// ``statusCode``, ``url``, ``value(forHTTPHeaderField:)``, ``mimeType``, ``textEncodingName``,
 /// ``expectedContentLength``.
-public final class HTTPResponseHead: @unchecked Sendable, CustomStringConvertible {
-    // @unchecked Sendable: the stored properties are immutable, except the Foundation response
-    // and header fields built on first use, which sit behind one Lock (`built`).
+public final class HTTPResponseHead: Sendable, CustomStringConvertible {
+    // Sendable, checked by the compiler: the stored properties are immutable, except the Foundation
+    // response and header fields built on first use, which sit behind one Lock (`built`).
 
     /// The URL the response came from.
     public let url: URL

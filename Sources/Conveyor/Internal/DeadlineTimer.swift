@@ -30,9 +30,9 @@ final class DeadlineTimer: Sendable {
 /// deadline is later than the earliest one — every idle timeout of a new request — is a
 /// heap insertion under a lock, with no wake-up; the thread only wakes when a deadline is
 /// due or an earlier one arrives.
-final class DeadlineScheduler: @unchecked Sendable {
-    // @unchecked Sendable: the mutable state is `state`, behind one Lock; `wakeUp` is a
-    // DispatchSemaphore, which is thread-safe.
+final class DeadlineScheduler: Sendable {
+    // Sendable, checked by the compiler: the mutable state is `state`, behind one Lock; `wakeUp` is
+    // a DispatchSemaphore, which is thread-safe.
 
     static let shared = DeadlineScheduler()
 

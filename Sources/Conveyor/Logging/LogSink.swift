@@ -48,8 +48,9 @@ public final class FileLogSink: LogSink {
     public let maximumBytes: Int
     /// How many rotated files are kept.
     public let maximumFiles: Int
-    /// The open handle and the file's size, together behind one Mutex.
-    private let state: Lock<(handle: UncheckedSendableBox<FileHandle>?, size: Int)>
+    /// The open handle and the file's size, together behind one Mutex: the handle is written
+    /// and closed only inside it.
+    private let state: Lock<(handle: LockedReference<FileHandle>?, size: Int)>
 
     /// Creates the sink; the file and its directory are created when missing.
     /// - Parameters:
@@ -80,11 +81,11 @@ public final class FileLogSink: LogSink {
         }
     }
 
-    private func open(_ state: inout (handle: UncheckedSendableBox<FileHandle>?, size: Int)) {
+    private func open(_ state: inout (handle: LockedReference<FileHandle>?, size: Int)) {
         try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         if !FileManager.default.fileExists(atPath: url.path) { _ = FileManager.default.createFile(atPath: url.path, contents: nil) }
         guard let handle = try? FileHandle(forWritingTo: url), let end = try? handle.seekToEnd() else { return }
-        state = (UncheckedSendableBox(value: handle), Int(end))
+        state = (LockedReference(handle), Int(end))
     }
 
     private func rotate() {

@@ -26,9 +26,9 @@ import Foundation
 /// | `.warn` | every failed operation (status codes, timeouts, content types, transport failures), as AFNetworking's logger did; cancellations and the failures ``expectedFailures`` names count as `.info` |
 /// | `.error` | network and serialization failures only |
 /// | `.off` | nothing |
-public final class NetworkLogger: @unchecked Sendable {
-    // @unchecked Sendable: every mutable property is in `state`, behind one Mutex; the queue
-    // and clock are immutable.
+public final class NetworkLogger: Sendable {
+    // Sendable, checked by the compiler: every mutable property is in `state`, behind one Mutex;
+    // the queue and clock are immutable.
 
     /// How much is logged; each level includes the ones after it.
     public enum Level: Int, Sendable, Comparable, CaseIterable {
@@ -63,7 +63,8 @@ public final class NetworkLogger: @unchecked Sendable {
         var shouldLog: ShouldLog?
         var bodyLimit = 4096
         var expectedFailures: ExpectedFailure?
-        var observers: [UncheckedSendableBox<any NSObjectProtocol>] = []
+        /// Observer tokens: taken out under the lock and removed by the one caller that took them.
+        var observers: [LockedReference<any NSObjectProtocol>] = []
         /// Start times by operation, for durations.
         var started: [ObjectIdentifier: (start: TimeInterval, attemptStart: TimeInterval)] = [:]
     }
@@ -157,7 +158,7 @@ public final class NetworkLogger: @unchecked Sendable {
                 self?.operationWillRetry(
                     $0.object, attempt: $0.userInfo?["attempt"] as? Int ?? 0, error: $0.userInfo?["error"] as? ConveyorError)
             },
-        ].map { UncheckedSendableBox(value: $0) }
+        ].map { LockedReference($0) }
         let duplicate = state.withLock { state -> Bool in
             guard state.observers.isEmpty else { return true }
             state.observers = observers

@@ -58,7 +58,7 @@ extension HTTPRequestOperation {
             if !assigned.contains(.challengeHandler) { state.challengeHandler = configuration.authenticationChallengeHandler }
             if !assigned.contains(.cache) { state.cache = configuration.cache }
             if !assigned.contains(.maximumResponseSize) { state.maximumResponseSize = configuration.maximumResponseSize }
-            if !assigned.contains(.credential) { state.credential = UncheckedSendableBox(value: defaultCredential) }
+            if !assigned.contains(.credential) { state.credential = LockedReference(defaultCredential) }
             if !assigned.contains(.authenticator) { state.authenticator = authenticator }
         }
     }

@@ -18,7 +18,7 @@ extension HTTPRequestOperation {
         // operation's one `Lock` (`mutableState`); nothing keeps a RunState outside it.
         var response: HTTPResponseHead?
         var data: Data = Data()
-        var responseObject: UncheckedSendableBox<Any?>?
+        var responseObject: OneWayTransfer<Any?>?
         var appliedCredentialID: String?
         var credentialReplays: Int = 0
         var credentialWaits: Int = 0
@@ -37,8 +37,9 @@ extension HTTPRequestOperation {
         var bytesReceived: Int64 = 0
         var bodyFile: ResponseBodyFile?
         var chunkBytesPending: Int = 0
-        var uploadProgressObject: UncheckedSendableBox<Progress>?
-        var downloadProgressObject: UncheckedSendableBox<Progress>?
+        /// `Progress` objects synchronize themselves: handed to callers, updated from the transport.
+        var uploadProgressObject: LockedReference<Progress>?
+        var downloadProgressObject: LockedReference<Progress>?
         var uploadExpected: Int64 = -1
         var downloadExpected: Int64 = -1
         var resumeOffset: Int64 = 0

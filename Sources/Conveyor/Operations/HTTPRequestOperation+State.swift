@@ -50,7 +50,7 @@ extension HTTPRequestOperation {
             get { runBox?.error }
             _modify { yield &run.error }
         }
-        var responseObject: UncheckedSendableBox<Any?>? {
+        var responseObject: OneWayTransfer<Any?>? {
             get { runBox?.responseObject }
             _modify { yield &run.responseObject }
         }
@@ -60,7 +60,8 @@ extension HTTPRequestOperation {
         var acceptableStatusCodes = IndexSet(integersIn: 200..<300)
         var acceptableContentTypes: Set<String>?
         var responseSerializer: any ResponseSerializer = DataResponseSerializer()
-        var credential = UncheckedSendableBox<URLCredential?>(value: nil)
+        /// Immutable once made: read out and used by the challenge handling.
+        var credential = LockedReference<URLCredential?>(nil)
         var challengeHandler: AuthenticationChallengeHandler? {
             get { hooksBox?.value.challengeHandler }
             set { hooks.challengeHandler = newValue }
@@ -205,11 +206,11 @@ extension HTTPRequestOperation {
             _modify { yield &run.chunksPaused }
         }
         /// The `Progress` objects, once someone asked for them (see `downloadProgress`).
-        var uploadProgressObject: UncheckedSendableBox<Progress>? {
+        var uploadProgressObject: LockedReference<Progress>? {
             get { runBox?.uploadProgressObject }
             _modify { yield &run.uploadProgressObject }
         }
-        var downloadProgressObject: UncheckedSendableBox<Progress>? {
+        var downloadProgressObject: LockedReference<Progress>? {
             get { runBox?.downloadProgressObject }
             _modify { yield &run.downloadProgressObject }
         }
@@ -389,7 +390,7 @@ extension HTTPRequestOperation {
 
     /// Ends the operation with `result`. The first call wins; later ones (a transport
     /// completion racing a cancel or a timeout) do nothing.
-    func finish(_ result: Result<UncheckedSendableBox<Any?>, ConveyorError>) {
+    func finish(_ result: Result<OneWayTransfer<Any?>, ConveyorError>) {
         let claimed = mutableState.withLock {
             state -> (
                 task: (any TransportTask)?, timers: [DeadlineTimer], file: ResponseBodyFile?, sink: OutputStreamSink?,

@@ -520,12 +520,12 @@ extension HTTPRequestOperation {
             return
         }
         if let sink, sink.memoryContents == nil {
-            finish(.success(UncheckedSendableBox(value: try? serializer.emptyResponseValue(request: request, response: response))))
+            finish(.success(OneWayTransfer(try? serializer.emptyResponseValue(request: request, response: response))))
             return
         }
         do {
             let value = try serializeResponse(request: request, response: response, data: data, bodiless: bodiless, serializer: serializer)
-            finish(.success(UncheckedSendableBox(value: value)))
+            finish(.success(OneWayTransfer(value)))
         } catch let error as ConveyorError {
             finish(.failure(error))
         } catch {

@@ -213,7 +213,7 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// when there is none) fails the operation with ``ConveyorError/authenticationFailed(response:data:)``.
     public var credential: URLCredential? {
         get { mutableState.withLock { $0.credential.value } }
-        set { assign(\.credential, UncheckedSendableBox(value: newValue), as: .credential) }
+        set { assign(\.credential, LockedReference(newValue), as: .credential) }
     }
 
     /// Stamps a credential on every attempt and refreshes it when it expires or is refused
@@ -372,13 +372,13 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
 
     /// The `Progress` at `path`, created with the current counts if it does not exist yet.
     private func progress(
-        _ path: WritableKeyPath<MutableState, UncheckedSendableBox<Progress>?>,
+        _ path: WritableKeyPath<MutableState, LockedReference<Progress>?>,
         completed: KeyPath<MutableState, Int64>, expected: KeyPath<MutableState, Int64>
     ) -> Progress {
         let (progress, created, done, total) = mutableState.withLock { state -> (Progress, Bool, Int64, Int64) in
             if let existing = state[keyPath: path] { return (existing.value, false, 0, 0) }
             let progress = Progress(totalUnitCount: -1)
-            state[keyPath: path] = UncheckedSendableBox(value: progress)
+            state[keyPath: path] = LockedReference(progress)
             return (progress, true, state[keyPath: completed], state[keyPath: expected])
         }
         if created { updateProgress(progress, completed: done, expected: total) }

@@ -8,7 +8,8 @@ final class OutputStreamSink: Sendable {
     // Sendable: the stream is touched only behind `state`'s lock — the transport's thread
     // writes, and whoever finishes the operation (a cancel from any thread) closes it.
     private struct State {
-        let stream: UncheckedSendableBox<OutputStream>
+        /// Used only inside the lock (see above).
+        let stream: LockedReference<OutputStream>
         var opened = false
         var closed = false
         var bytesWritten: Int64 = 0
@@ -16,7 +17,7 @@ final class OutputStreamSink: Sendable {
     private let state: Lock<State>
 
     init(_ stream: OutputStream) {
-        state = Lock(State(stream: UncheckedSendableBox(value: stream)))
+        state = Lock(State(stream: LockedReference(stream)))
     }
 
     /// The stream the caller gave.

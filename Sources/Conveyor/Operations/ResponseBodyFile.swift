@@ -7,7 +7,8 @@ final class ResponseBodyFile: Sendable {
     /// The partial file being written.
     let url: URL
     private struct State {
-        var handle: UncheckedSendableBox<FileHandle>?
+        /// Written inside the lock; closed by the one caller that takes it out.
+        var handle: LockedReference<FileHandle>?
         var bytesWritten: Int64 = 0
         /// Chunks not yet written: URLSession delivers 16–64 kB at a time, and a system call
         /// per chunk cost a 50 MB download to a file 10% against `download(for:)`.
@@ -35,7 +36,7 @@ final class ResponseBodyFile: Sendable {
         do {
             let handle = try FileHandle(forWritingTo: url)
             let end = appending ? try handle.seekToEnd() : 0
-            state = Lock(State(handle: UncheckedSendableBox(value: handle), bytesWritten: Int64(end)))
+            state = Lock(State(handle: LockedReference(handle), bytesWritten: Int64(end)))
         } catch {
             throw ConveyorError.downloadFailed(reason: .cannotCreateFile(url, error))
         }

@@ -30,9 +30,9 @@ import Foundation
 ///   files unless you pass them in `headers`.
 ///
 /// See <doc:SendingWhileOffline>.
-public final class Outbox: @unchecked Sendable {
-    // @unchecked Sendable: all mutable state is in `state`, behind one Lock; the other stored
-    // properties are set once in init. Disk work and decisions run on `queue`.
+public final class Outbox: Sendable {
+    // Sendable, checked by the compiler: all mutable state is in `state`, behind one Lock; the
+    // other stored properties are set once in init. Disk work and decisions run on `queue`.
 
     /// The directory the items live in (created if needed).
     public let directory: URL

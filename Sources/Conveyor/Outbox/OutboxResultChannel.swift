@@ -3,8 +3,8 @@ import Foundation
 
 /// Hands results to the one consumer — a handler or an iterator — and tells the outbox when a
 /// result was taken (`acknowledge`), so the item's files go only after that.
-final class OutboxResultChannel: @unchecked Sendable {
-    // @unchecked Sendable: all mutable state is in `state`, behind one Lock.
+final class OutboxResultChannel: Sendable {
+    // Sendable, checked by the compiler: all mutable state is in `state`, behind one Lock.
 
     /// A result (its record already marked on disk as being handed over) and what to do once it was.
     struct Pending: Sendable {

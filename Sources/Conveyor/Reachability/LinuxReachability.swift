@@ -23,15 +23,17 @@
     /// One netlink route socket for the whole process, read on one thread; every message
     /// (link up/down, address or route added/removed) wakes all subscribed managers. Where the
     /// socket cannot be opened (a sandbox without netlink) a timer polls instead.
-    final class NetlinkEvents: ReachabilityEventSource, @unchecked Sendable {
-        // @unchecked Sendable: every mutable property is in `state`, behind one Mutex.
+    final class NetlinkEvents: ReachabilityEventSource, Sendable {
+        // Sendable, checked by the compiler: every mutable property is in `state`, behind one
+        // Mutex.
         static let shared = NetlinkEvents(pollingInterval: 5)
 
         private struct State {
             var subscribers: [UUID: @Sendable () -> Void] = [:]
             var started = false
             var usesNetlink = false
-            var pollTimer: UncheckedSendableBox<any DispatchSourceTimer>?
+            /// A dispatch source: thread-safe to cancel from whichever thread stops the events.
+            var pollTimer: LockedReference<any DispatchSourceTimer>?
         }
         private let state = Lock(State())
         let pollingInterval: TimeInterval
@@ -99,7 +101,7 @@
             timer.setEventHandler { [weak self] in self?.notify() }
             timer.schedule(deadline: Seconds.dispatchTime(after: pollingInterval), repeating: Seconds.dispatchInterval(pollingInterval))
             timer.resume()
-            state.withLock { $0.pollTimer = UncheckedSendableBox(value: timer) }
+            state.withLock { $0.pollTimer = LockedReference(timer) }
         }
     }
 

@@ -13,8 +13,8 @@ extension Notification.Name {
 /// for all managers; polling every ``pollingInterval`` where netlink is unavailable) and
 /// decides from the interfaces and the route toward the host; on Apple platforms it uses
 /// `NWPathMonitor`. The first status is delivered right after ``startMonitoring(queue:onChange:)``.
-public final class NetworkReachabilityManager: @unchecked Sendable {
-    // @unchecked Sendable: all mutable state is in `state`, behind one Mutex.
+public final class NetworkReachabilityManager: Sendable {
+    // Sendable, checked by the compiler: all mutable state is in `state`, behind one Mutex.
 
     /// Reachability of the target.
     public enum Status: Sendable, Equatable, CustomStringConvertible {

@@ -13,8 +13,9 @@ import Foundation
 /// for 3 s and a 1 s idle limit, the next request failed after 1 s. A request waiting here has
 /// not started: its delegate hears ``TransportTaskDelegate/transportAwaitsConnection()``, and
 /// ``TransportTaskDelegate/transportDidLeaveConnectionQueue()`` when it goes.
-final class ConnectionAdmission: @unchecked Sendable {
-    // @unchecked Sendable: the counts and queues sit behind `state`, one lock; `limit` is immutable.
+final class ConnectionAdmission: Sendable {
+    // Sendable, checked by the compiler: the counts and queues sit behind `state`, one lock;
+    // `limit` is immutable.
 
     private struct Waiting {
         let id: Int
@@ -92,8 +93,8 @@ final class ConnectionAdmission: @unchecked Sendable {
 }
 
 /// A URLSession task that may still be waiting for its place (``ConnectionAdmission``).
-final class AdmittedTransportTask: TransportTask, @unchecked Sendable {
-    // @unchecked Sendable: `phase` is behind one lock; the rest is immutable.
+final class AdmittedTransportTask: TransportTask, Sendable {
+    // Sendable, checked by the compiler: `phase` is behind one lock; the rest is immutable.
 
     enum Phase {
         case waiting

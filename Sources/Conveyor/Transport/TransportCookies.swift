@@ -12,8 +12,9 @@ import Foundation
 /// cookie the server deletes and sends it forever. Here the expiry is read from the
 /// attributes (`Max-Age` first, RFC 6265 §5.3), an expired cookie deletes the stored one, and
 /// expired cookies are never sent.
-struct TransportCookies: @unchecked Sendable {
-    // @unchecked: `storage` is a thread-safe Foundation class; the rest are values.
+struct TransportCookies: Sendable {
+    // Sendable, checked by the compiler: `HTTPCookieStorage` is Sendable (thread-safe) in
+    // Foundation on every platform; the rest are values.
 
     let storage: HTTPCookieStorage?
     let acceptPolicy: HTTPCookie.AcceptPolicy

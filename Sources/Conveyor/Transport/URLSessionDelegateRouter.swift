@@ -10,8 +10,8 @@ import Foundation
 ///
 /// Every delegate method is implemented in this class, the one that declares the conformance:
 /// corelibs Foundation does not find methods that live in extensions or superclasses.
-final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // @unchecked: the only mutable state is `delegates`, behind one Mutex.
+final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable {
+    // Sendable, checked by the compiler: the only mutable state is `delegates`, behind one Mutex.
     private let delegates = Lock<[Int: any TransportTaskDelegate]>([:])
     /// Whether server trust challenges are accepted whatever the certificate (Apple platforms).
     let allowsInvalidCertificates: Bool

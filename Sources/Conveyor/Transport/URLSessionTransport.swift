@@ -155,9 +155,9 @@ final class URLSessionTransport: Transport {
 }
 
 /// A `URLSessionTask` seen through the ``TransportTask`` protocol.
-struct URLSessionTransportTask: TransportTask, @unchecked Sendable {
-    // URLSessionTask is thread-safe for cancel(), suspend() and resume(); the wrapper only
-    // exists to name that.
+struct URLSessionTransportTask: TransportTask, Sendable {
+    // Sendable, checked by the compiler: URLSessionTask is Sendable (thread-safe for cancel(),
+    // suspend() and resume()) in Foundation on every platform.
     let task: URLSessionTask
 
     #if canImport(FoundationNetworking)

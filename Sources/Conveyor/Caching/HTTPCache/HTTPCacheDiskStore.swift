@@ -10,9 +10,9 @@ import Foundation
 /// The disk layer of ``HTTPCache``: one file per entry in a directory, written atomically
 /// (a temporary file renamed into place), evicted least recently used first when over
 /// capacity. A file's modification date records its last use, so the order survives restarts.
-final class HTTPCacheDiskStore: @unchecked Sendable {
-    // @unchecked Sendable: the index is the only mutable state and sits behind `index`'s Mutex;
-    // file operations are atomic renames and removals, safe between instances too.
+final class HTTPCacheDiskStore: Sendable {
+    // Sendable, checked by the compiler: the index is the only mutable state and sits behind
+    // `index`'s Mutex; file operations are atomic renames and removals, safe between instances too.
 
     struct FileRecord {
         var size: Int

@@ -144,8 +144,9 @@ final class BackgroundRevalidation: TransportTaskDelegate, Sendable {
 /// Sits between a transport and an operation's delegate for one attempt: turns a 304 into
 /// the stored response, buffers a storable body and stores it, falls back to a stored entry
 /// when the network fails (offline policy), and invalidates after unsafe methods.
-final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
-    // @unchecked Sendable: the mutable state is `state`, behind one Mutex; the rest is immutable.
+final class HTTPCacheExchange: TransportTaskDelegate, Sendable {
+    // Sendable, checked by the compiler: the mutable state is `state`, behind one Mutex; the rest
+    // is immutable.
 
     enum Mode {
         case invalidate
@@ -277,8 +278,9 @@ final class HTTPCacheExchange: TransportTaskDelegate, @unchecked Sendable {
 
 /// A task answered from the cache: the stored response's events are delivered
 /// asynchronously, as a network task's would be.
-final class CachedTask: TransportTask, @unchecked Sendable {
-    // @unchecked Sendable: the only mutable state, `cancelled`, sits behind one Mutex.
+final class CachedTask: TransportTask, Sendable {
+    // Sendable, checked by the compiler: the only mutable state, `cancelled`, sits behind one
+    // Mutex.
     private let cancelled = Lock(false)
 
     /// Answers `request` with `504 Gateway Timeout`, as a cache does for `only-if-cached` with

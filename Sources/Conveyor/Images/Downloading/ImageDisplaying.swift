@@ -41,9 +41,10 @@ extension ImageDisplaying {
         }
         if let placeholder { image = placeholder }
         let token = ImageRequestRegistry.shared.begin(for: self, url: url)
-        // The target is only touched on the callback queue, as documented; the box tells the
-        // compiler so, and holds it weakly so a pending download does not keep it alive.
-        let target = UncheckedSendableBox(value: WeakTarget(self))
+        // The weak reference is handed to the completion and not used here after; the target
+        // itself is only touched on the callback queue, as documented. Held weakly so a pending
+        // download does not keep it alive.
+        let target = OneWayTransfer(WeakTarget(self))
         let receipt = downloader.download(url, processingIdentifier: processingIdentifier) { result in
             let displaying = target.value.object
             let current = displaying.map { ImageRequestRegistry.shared.finish(for: $0, token: token) } ?? false
@@ -76,7 +77,8 @@ final class ImageRequestRegistry: Sendable {
     static let shared = ImageRequestRegistry()
 
     private struct Binding {
-        var target: UncheckedSendableBox<WeakTarget>
+        /// Read only inside `bindings`' lock.
+        var target: LockedReference<WeakTarget>
         var url: URL
         var token: UUID
         var receipt: ImageDownloader.Receipt?
@@ -90,7 +92,7 @@ final class ImageRequestRegistry: Sendable {
         bindings.withLock { bindings in
             // Forget targets that are gone, so their identifiers can be reused safely.
             bindings = bindings.filter { $0.value.target.value.object != nil }
-            bindings[ObjectIdentifier(target)] = Binding(target: UncheckedSendableBox(value: WeakTarget(target)), url: url, token: token)
+            bindings[ObjectIdentifier(target)] = Binding(target: LockedReference(WeakTarget(target)), url: url, token: token)
         }
         return token
     }

@@ -38,7 +38,8 @@
         let multiPerform: @convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> Int32
         let multiPoll: @convention(c) (Handle?, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<Int32>?) -> Int32
         let multiWakeup: @convention(c) (Handle?) -> Int32
-        let multiInfoRead: @convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> UnsafeMutableRawPointer?
+        /// `curl_multi_info_read`: the message is libcurl's `CURLMsg`, mirrored in the C shim.
+        let multiInfoRead: @convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> UnsafeMutablePointer<conveyor_curl_message>?
         let easyStrerror: @convention(c) (Int32) -> UnsafePointer<CChar>?
         /// `curl_easy_pause`: only the thread driving the multi handle may call it.
         let easyPause: @convention(c) (Handle?, Int32) -> Int32
@@ -90,7 +91,8 @@
                 as: (@convention(c) (Handle?, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<Int32>?) -> Int32).self)
             multiWakeup = try function("curl_multi_wakeup", as: (@convention(c) (Handle?) -> Int32).self)
             multiInfoRead = try function(
-                "curl_multi_info_read", as: (@convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> UnsafeMutableRawPointer?).self)
+                "curl_multi_info_read",
+                as: (@convention(c) (Handle?, UnsafeMutablePointer<Int32>?) -> UnsafeMutablePointer<conveyor_curl_message>?).self)
             easyStrerror = try function("curl_easy_strerror", as: (@convention(c) (Int32) -> UnsafePointer<CChar>?).self)
             easyPause = try function("curl_easy_pause", as: (@convention(c) (Handle?, Int32) -> Int32).self)
             easySetopt = try symbol("curl_easy_setopt")

@@ -1,5 +1,6 @@
 #if os(Linux)
     import Foundation
+    import CConveyorCurl
     import ConveyorLocking
 
     /// One libcurl multi handle, the thread that drives it, and the hand-over that lets a caller
@@ -229,11 +230,10 @@
             _ = library.multiPerform(multi, &active)
             var queued: Int32 = 0
             while let message = library.multiInfoRead(multi, &queued) {
-                // CURLMsg: { CURLMSG msg; CURL *easy_handle; union { void *; CURLcode result; } data; }
-                guard message.load(as: Int32.self) == CurlConstant.messageDone,
-                    let handle = message.load(fromByteOffset: 8, as: Handle?.self)
-                else { continue }
-                let code = message.load(fromByteOffset: 16, as: Int32.self)
+                // libcurl's CURLMsg, laid out by the C shim's mirror (`conveyor_curl_message`).
+                let message = message.pointee
+                guard message.msg == CurlConstant.messageDone, let handle = message.easy_handle else { continue }
+                let code = message.data.result
                 _ = library.multiRemoveHandle(multi, handle)
                 guard let transfer = owned.running.removeValue(forKey: handle) else {
                     recycle(handle, into: &owned)

@@ -7,9 +7,9 @@
 
     /// The body of a request sent by the curl transport, read by libcurl's read callback in
     /// pieces of its buffer size, so a file or stream is never loaded into memory.
-    final class CurlRequestBody: @unchecked Sendable {
-        // @unchecked Sendable: the mutable state (position, cursor, stream) is in `reader`,
-        // behind one Lock; `length` is immutable.
+    final class CurlRequestBody: Sendable {
+        // Sendable, checked by the compiler: the mutable state (position, cursor, stream) is in
+        // `reader`, behind one Lock; `length` is immutable.
 
         enum Source: @unchecked Sendable {
             // @unchecked: an InputStream is read by one thread at a time, under the body's lock.

@@ -36,9 +36,12 @@
 
         private struct State {
             var body: CurlRequestBody?
-            var headerList = UncheckedSendableBox<Handle?>(value: nil)
-            /// The easy handle while this transfer runs on it (for options a callback changes).
-            var handle: UncheckedSendableBox<Handle>?
+            /// The curl_slist the handle sends: replaced under the lock, and freed by the one
+            /// caller that took it out (curl only reads it on the loop thread meanwhile).
+            var headerList = LockedReference<Handle?>(nil)
+            /// The easy handle while this transfer runs on it (for options a callback changes):
+            /// owned by the loop thread, the only one that uses it.
+            var handle: LockedReference<Handle>?
             var head = CurlResponseHead()
             var response: HTTPResponseHead?
             /// A 401/407 head (and its body) kept back until it is known whether the challenge is
@@ -184,7 +187,7 @@
             // Decoding is turned off per response for a coding libcurl does not know (see
             // didReceiveHeaderLine); a reused handle starts with it on again.
             curl.setOption(handle, .httpContentDecoding, 1)
-            state.withLock { $0.handle = UncheckedSendableBox(value: handle) }
+            state.withLock { $0.handle = LockedReference(handle) }
             settings.applyTLS(to: handle, library: curl)
 
             switch method {
@@ -220,8 +223,8 @@
                 curl.setOption(handle, .httpAuth, scheme)
             }
             let list = headerList(headers, answer: answer)
-            let previous = state.withLock { state -> UncheckedSendableBox<Handle?> in
-                defer { state.headerList = UncheckedSendableBox(value: list) }
+            let previous = state.withLock { state -> LockedReference<Handle?> in
+                defer { state.headerList = LockedReference(list) }
                 return state.headerList
             }
             if let previous = previous.value { curl.slistFreeAll(previous) }

@@ -1,4 +1,5 @@
 #if os(Linux)
+    import CConveyorCurl
     import Foundation
     #if canImport(FoundationNetworking)
         import FoundationNetworking
@@ -136,20 +137,13 @@
                 }
                 if var authorities {
                     authorities.withUnsafeMutableBytes { bytes in
-                        // struct curl_blob { void *data; size_t len; unsigned int flags; };
+                        // libcurl's struct curl_blob, mirrored in the C shim (`conveyor_curl_blob`).
                         // CURL_BLOB_COPY: libcurl copies the bytes before returning.
-                        var blob = CurlBlob(data: bytes.baseAddress, length: bytes.count, flags: CurlConstant.blobCopy)
+                        var blob = conveyor_curl_blob(data: bytes.baseAddress, len: bytes.count, flags: CurlConstant.blobCopy)
                         library.setOption(handle, .caInfoBlob, pointer: &blob)
                     }
                 }
             }
         }
-    }
-
-    /// `struct curl_blob`, laid out as C lays it out.
-    private struct CurlBlob {
-        var data: UnsafeMutableRawPointer?
-        var length: Int
-        var flags: UInt32
     }
 #endif
