@@ -80,6 +80,22 @@ enum DurableFiles {
         return lstat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
     }
 
+    /// Creates `url` and every missing directory above it, each 0700 whatever the umask
+    /// (`mkdir`'s mode can only lose bits to the umask, never gain them, so no directory is
+    /// ever wider than 0700, even for a moment). Directories that exist are left as they are.
+    static func createDirectories(_ url: URL) throws(Failure) {
+        var missing: [URL] = []
+        var current = url.standardizedFileURL
+        while !exists(current), current.path != "/", !current.path.isEmpty {
+            missing.append(current)
+            current = current.deletingLastPathComponent()
+        }
+        for directory in missing.reversed() {
+            if mkdir(directory.path, 0o700) != 0, errno != EEXIST { throw Failure(url: directory, code: errno) }
+            try restrictDirectory(directory)
+        }
+    }
+
     /// Makes a directory of the outbox's 0700, whatever the umask and whoever made it.
     static func restrictDirectory(_ url: URL) throws(Failure) {
         guard chmod(url.path, 0o700) == 0 else { throw Failure(url: url, code: errno) }

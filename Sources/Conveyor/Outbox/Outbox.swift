@@ -150,9 +150,10 @@ public final class Outbox: Sendable {
 
     /// Sets the block each result is handed to — one at a time, in order, on the client's
     /// callback queue (``HTTPClient/Configuration/callbackQueue``, the main queue on Apple
-    /// platforms) — and starts delivery. An item is removed from disk when the block returns; if the process stops
-    /// while it runs, the result is handed over again after a restart, marked
-    /// ``ItemResult/isRedelivery``. Register it at start-up, before or after `send`.
+    /// platforms) — and starts delivery. An item's files are removed in the background after the
+    /// block returns (``close()`` waits for that); if the process stops while the block runs or
+    /// before its files are gone, the item is sent again after a restart (with the same
+    /// `Idempotency-Key`) and its result handed over again, marked ``ItemResult/isRedelivery``. Register it at start-up, before or after `send`.
     /// - Parameter handler: The block; nil stops handing results over (delivery pauses once
     ///   results wait).
     public func setResultHandler(_ handler: (@Sendable (ItemResult) -> Void)?) {
@@ -340,11 +341,11 @@ public final class Outbox: Sendable {
 
     /// Creates the directories and takes the directory's lock.
     private func openDirectory() throws -> DirectoryLock {
-        // 0700, whatever the umask, also for directories an earlier version made 0755: items
-        // carry credentials and personal data.
+        // 0700, whatever the umask, also for directories an earlier version made 0755 and for
+        // the missing parents the outbox creates: items carry credentials and personal data.
         for url in [directory, itemsDirectory, deadDirectory, corruptDirectory] {
             do {
-                try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+                try DurableFiles.createDirectories(url)
                 try DurableFiles.restrictDirectory(url)
             } catch {
                 throw ConveyorError.outboxFailed(reason: .writeFailed(url, error))

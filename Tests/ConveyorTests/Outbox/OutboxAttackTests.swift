@@ -3,6 +3,10 @@ import ConveyorTesting
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @testable import Conveyor
 
 /// What the independent attack on the outbox found after issue 37's fixes: each failed before
@@ -70,5 +74,22 @@ struct OutboxAttackTests {
         #expect(result.id == id)
         if case .succeeded = result.outcome {} else { Issue.record("expected success after one retry, got \(result.outcome)") }
         #expect(requests.withLock { $0 } == 2)
+    }
+
+    @Test("The missing parents the outbox creates for a nested directory are 0700 under umask 0, like its own")
+    func createdParentsRestricted() throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let base = try TemporaryDirectory()
+        let nested = base.url.appendingPathComponent("a/b/outbox", isDirectory: true)
+        // The widest umask (process-wide, restored at the end, as in the file-mode test).
+        let previousMask = umask(0)
+        defer { umask(previousMask) }
+        let outbox = try testClient(server, .curl).outbox(directory: nested)
+        outbox.close()
+        for path in ["a", "a/b", "a/b/outbox", "a/b/outbox/items"] {
+            let mode = OutboxHardeningTests.mode(base.url.appendingPathComponent(path))
+            #expect(mode == 0o700, "\(path): \(String(mode, radix: 8))")
+        }
     }
 }
