@@ -3,11 +3,11 @@ import ConveyorTesting
 import Foundation
 import Testing
 
+@testable import Conveyor
+
 #if canImport(Glibc)
     import Glibc
 #endif
-
-@testable import Conveyor
 
 /// What the independent attack on the outbox found after issue 37's fixes: each failed before
 /// its fix.
