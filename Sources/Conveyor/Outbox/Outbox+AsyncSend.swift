@@ -6,7 +6,7 @@ import Foundation
 
 extension Outbox {
     /// Accepts a request whose parameters are encoded by `requestSerializer`, like
-    /// ``send(method:path:parameters:headers:requestSerializer:)``, with its disk work (two or
+    /// ``send(method:path:parameters:headers:requestSerializer:)-4g8bq``, with its disk work (two or
     /// three `fsync`s) on a thread of its own: a `send` from a Task never blocks a thread of
     /// Swift Concurrency's cooperative pool. Returns once the item is on disk, synced.
     /// - Parameters:
@@ -49,7 +49,7 @@ extension Outbox {
         return try await acceptOffPool(request, body: request.httpBody.map(BodySource.data) ?? .none)
     }
 
-    /// Accepts a `multipart/form-data` request, like ``send(method:path:parameters:headers:constructingBody:)``:
+    /// Accepts a `multipart/form-data` request, like ``send(method:path:parameters:headers:constructingBody:)-5vsw9``:
     /// `constructingBody` runs on the caller; the parts are read and written to disk off the cooperative pool.
     /// - Parameters:
     ///   - method: The method; default `POST`.
@@ -68,7 +68,7 @@ extension Outbox {
         return try await acceptOffPool(request, body: .multipart(form))
     }
 
-    /// Accepts a request whose body is the file at `fileURL`, like ``send(method:path:fileURL:headers:)``,
+    /// Accepts a request whose body is the file at `fileURL`, like ``send(method:path:fileURL:headers:)-1n1lh``,
     /// copied into the outbox off the cooperative pool.
     /// - Parameters:
     ///   - method: The method; default `POST`.

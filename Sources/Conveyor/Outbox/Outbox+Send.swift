@@ -47,10 +47,10 @@ extension Outbox {
     ///   - method: The HTTP method.
     ///   - path: Resolved against the client's base URL now.
     ///   - body: Encoded now (for example as JSON with ``RequestSerializer/json``).
-    ///   - headers: Stored with the item; no credentials here (see ``send(method:path:parameters:headers:requestSerializer:)``).
+    ///   - headers: Stored with the item; no credentials here (see ``send(method:path:parameters:headers:requestSerializer:)-4g8bq``).
     ///   - requestSerializer: Overrides the client's serializer; nil uses it.
     /// - Returns: The item's identifier.
-    /// - Throws: ``ConveyorError``, as ``send(method:path:parameters:headers:requestSerializer:)``.
+    /// - Throws: ``ConveyorError``, as ``send(method:path:parameters:headers:requestSerializer:)-4g8bq``.
     @discardableResult
     public func send<Body: Encodable>(
         method: HTTPMethod, path: String, body: Body, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil
@@ -72,7 +72,7 @@ extension Outbox {
     ///   - constructingBody: Appends parts.
     /// - Returns: The item's identifier.
     /// - Throws: ``ConveyorError/multipartEncodingFailed(reason:)`` for a bad part, or as
-    ///   ``send(method:path:parameters:headers:requestSerializer:)``.
+    ///   ``send(method:path:parameters:headers:requestSerializer:)-4g8bq``.
     @discardableResult
     public func send(
         method: HTTPMethod = .post, path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:],
@@ -106,7 +106,7 @@ extension Outbox {
     ///   - headers: Stored with the item; `Content-Type` defaults to the file extension's type.
     /// - Returns: The item's identifier.
     /// - Throws: ``ConveyorError/OutboxFailureReason/bodyFileUnreadable(_:)``, or as
-    ///   ``send(method:path:parameters:headers:requestSerializer:)``.
+    ///   ``send(method:path:parameters:headers:requestSerializer:)-4g8bq``.
     @discardableResult
     public func send(method: HTTPMethod = .post, path: String, fileURL: URL, headers: HTTPHeaders = [:]) throws -> UUID {
         try accept(fileRequest(method, path, fileURL, headers), body: .file(fileURL))
