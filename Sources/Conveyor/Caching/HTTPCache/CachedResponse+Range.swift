@@ -34,15 +34,14 @@ extension CachedResponse {
         guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return nil }
         let first = spec[..<dash].trimmingCharacters(in: .whitespaces)
         let last = spec[spec.index(after: dash)...].trimmingCharacters(in: .whitespaces)
-        let digits = { (text: String) in !text.isEmpty && text.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } }
         if first.isEmpty {
             // A suffix: the last N bytes.
-            guard digits(last), let count = Int(last), count > 0 else { return nil }
+            guard HTTPGrammar.isDigits(last), let count = Int(last), count > 0 else { return nil }
             return max(0, length - count)..<length
         }
-        guard digits(first), let start = Int(first), start < length else { return nil }
+        guard HTTPGrammar.isDigits(first), let start = Int(first), start < length else { return nil }
         if last.isEmpty { return start..<length }
-        guard digits(last), let end = Int(last), end >= start else { return nil }
+        guard HTTPGrammar.isDigits(last), let end = Int(last), end >= start else { return nil }
         return start..<(min(end, length - 1) + 1)
     }
 }
