@@ -17,7 +17,8 @@ struct OriginTests {
     func canonicalSpelling() throws {
         let pairs = [
             ("HTTP://LOCALHOST:80/x", "http://localhost/x"), ("https://Example.COM:443/a?b=C#d", "https://example.com/a?b=C#d"),
-            ("http://example.com:8080/x", "http://example.com:8080/x"),
+            ("http://example.com:8080/x", "http://example.com:8080/x"), ("http://[::ABCD]:80/x", "http://[::abcd]/x"),
+            ("http://User@Example.com:80/x", "http://User@example.com/x"),
         ]
         for (spelled, canonical) in pairs {
             #expect(Origin.canonicalString(of: try #require(URL(string: spelled))) == canonical)
