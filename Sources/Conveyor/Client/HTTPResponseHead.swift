@@ -53,7 +53,7 @@ public final class HTTPResponseHead: Sendable, CustomStringConvertible {
         self.httpVersion = httpVersion
         parsedHeaders = headers
         // The same reading as the operation's check of the field (RFC 9112 §6.3).
-        expectedContentLength = headers["Content-Length"].flatMap(HTTPRequestOperation.contentLength) ?? -1
+        expectedContentLength = headers["Content-Length"].flatMap(HTTPGrammar.contentLength) ?? -1
         built = Lock(Built())
     }
 

@@ -29,12 +29,12 @@ struct MediaType: Sendable {
         guard let first = pieces.popFirst() else { return nil }
         let essence = first.trimmingCharacters(in: .whitespaces).lowercased()
         let halves = essence.split(separator: "/", omittingEmptySubsequences: false)
-        guard halves.count == 2, halves.allSatisfy({ HTTPRequestOperation.isToken(String($0)) }) else { return nil }
+        guard halves.count == 2, halves.allSatisfy({ HTTPGrammar.isToken(String($0)) }) else { return nil }
         var parameters: [(name: String, value: String)] = []
         for piece in pieces {
             guard let equals = piece.firstIndex(of: "=") else { continue }
             let name = piece[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-            guard HTTPRequestOperation.isToken(name) else { continue }
+            guard HTTPGrammar.isToken(name) else { continue }
             let raw = piece[piece.index(after: equals)...].trimmingCharacters(in: .whitespaces)
             parameters.append((name, QuotedStringSplitter.unquoted(raw)))
         }

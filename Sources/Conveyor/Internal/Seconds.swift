@@ -49,7 +49,7 @@ enum Seconds {
     /// RFC 9111 §1.2.2 delta-seconds: digits only (no sign, no fraction, no exponent), and a
     /// value too large to represent is the greatest one, 2³¹. Nil for anything else.
     static func parseDeltaSeconds<Text: StringProtocol>(_ text: Text) -> TimeInterval? {
-        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        guard HTTPGrammar.isDigits(text) else { return nil }
         // Ten digits already pass 2^31; longer strings need not be read.
         guard text.utf8.count <= 10, let value = Int(text) else { return deltaSecondsCap }
         return TimeInterval(Swift.min(value, Int(deltaSecondsCap)))

@@ -82,13 +82,13 @@ extension HTTPRequestOperation {
         guard let transport else { return }
         // The method reaches the request line as it is: anything but a token could inject
         // headers or smuggle a second request.
-        if let method = request.httpMethod, !Self.isToken(method) {
+        if let method = request.httpMethod, !HTTPGrammar.isToken(method) {
             fail(.invalidMethod(method), response: nil, retryable: false)
             return
         }
         // One copy of the fields (corelibs builds a dictionary per read) serves both checks.
         let fields = request.allHTTPHeaderFields ?? [:]
-        if let name = Self.invalidHeaderName(in: fields) {
+        if let name = HTTPGrammar.firstInvalidFieldName(in: fields) {
             fail(.invalidHeader(name: name), response: nil, retryable: false)
             return
         }
@@ -168,7 +168,7 @@ extension HTTPRequestOperation {
         let outcome = ifCurrent(attempt) { state -> (previous: ResponseBodyFile?, keep: Bool) in
             let keep =
                 state.resumeOffset > 0 && response.statusCode == 206
-                && Self.contentRangeStart(of: response) == state.resumeOffset
+                && HTTPGrammar.contentRange(response.value(forHTTPHeaderField: "Content-Range"))?.first == state.resumeOffset
             state.response = response
             state.lastActivity = .now()
             if state.firstByteTime == nil { state.firstByteTime = .now() }
@@ -182,7 +182,7 @@ extension HTTPRequestOperation {
             return (state.bodyFile, keep)
         }
         guard let outcome else { return }
-        if let length = response.value(forHTTPHeaderField: "Content-Length"), Self.contentLength(length) == nil {
+        if let length = response.value(forHTTPHeaderField: "Content-Length"), HTTPGrammar.contentLength(length) == nil {
             // RFC 9112 §6.3: differing or unparseable lengths make the message invalid — the
             // body's end cannot be known. Failing the transfer also closes its connection.
             outcome.previous?.discard()
@@ -424,18 +424,12 @@ extension HTTPRequestOperation {
         // The operation's (or its client's default) credential belongs to the origin the
         // operation was made for: a challenge from elsewhere — after a redirect to another host
         // or port — never receives it.
-        if challenge.previousFailureCount == 0, let credential, Self.sameOrigin(challenge.protectionSpace, request.url),
+        if challenge.previousFailureCount == 0, let credential, Origin.same(challenge.protectionSpace, request.url),
             Self.isSendable(credential, for: challenge)
         {
             return (.useCredential, credential)
         }
         return (.cancelAuthenticationChallenge, nil)
-    }
-
-    /// Whether `space` (a server's challenge) comes from the origin of `url`: scheme, host and port.
-    static func sameOrigin(_ space: URLProtectionSpace, _ url: URL?) -> Bool {
-        guard let origin = Origin(url) else { return false }
-        return origin == Origin(space, fallbackScheme: origin.scheme)
     }
 
     /// Whether `credential` can be sent without rewriting the `Authorization` header: no control
@@ -556,83 +550,18 @@ extension HTTPRequestOperation {
         return .network(URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error as NSError]))
     }
 
-    /// The first header whose name is not an HTTP token or whose value holds CR, LF or NUL.
-    static func invalidHeaderName(in request: URLRequest) -> String? {
-        invalidHeaderName(in: request.allHTTPHeaderFields ?? [:])
-    }
-
-    /// The first of `fields` whose name is not an HTTP token or whose value holds CR, LF or NUL.
-    static func invalidHeaderName(in fields: [String: String]) -> String? {
-        // Bytes, not a CharacterSet over unicode scalars: this runs for every request (1.6 µs
-        // of a sequential request in a profile). Any non-ASCII byte is not a `tchar`.
-        HeaderCheck.firstInvalidName(in: fields.lazy.map { ($0.key, $0.value) })
-    }
-
-    /// The length a `Content-Length` field value states: one decimal number, or a list of the
-    /// same number repeated (the field sent twice, joined by the transport); nil for anything
-    /// else — differing values, signs, spaces inside, or a number past `Int64`.
-    static func contentLength(_ value: String) -> Int64? {
-        // One plain number, the usual case on every response: no splitting or trimming.
-        if !value.isEmpty, value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) { return Int64(value) }
-        var length: Int64?
-        for part in value.split(separator: ",", omittingEmptySubsequences: false) {
-            let digits = part.trimmingCharacters(in: .whitespaces)
-            guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                let number = Int64(digits), length == nil || length == number
-            else { return nil }
-            length = number
-        }
-        return length
-    }
-
-    /// Whether `text` is an RFC 9110 token: one or more `tchar`s.
-    static func isToken(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy(isTokenByte)
-    }
-
-    /// RFC 9110 §5.6.2 `tchar`.
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
-    }
-
     // MARK: - Ranges and progress
-
-    /// The first byte position of `Content-Range: bytes first-last/total`.
-    static func contentRangeStart(of response: HTTPResponseHead) -> Int64? {
-        contentRange(of: response)?.first
-    }
-
-    /// `Content-Range: bytes first-last/total` (RFC 9110 §14.4), `total` nil for `*`; nil when
-    /// the field is missing or not one satisfied byte range with `first <= last < total`.
-    static func contentRange(of response: HTTPResponseHead) -> (first: Int64, last: Int64, total: Int64?)? {
-        guard let value = response.value(forHTTPHeaderField: "Content-Range")?.trimmingCharacters(in: .whitespaces),
-            value.lowercased().hasPrefix("bytes ")
-        else { return nil }
-        let parts = value.dropFirst(6).trimmingCharacters(in: .whitespaces).split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2 else { return nil }
-        let bounds = parts[0].split(separator: "-", omittingEmptySubsequences: false)
-        func number(_ text: Substring) -> Int64? {
-            text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) ? Int64(text) : nil
-        }
-        guard bounds.count == 2, let first = number(bounds[0]), let last = number(bounds[1]), first <= last else { return nil }
-        if parts[1] == "*" { return (first, last, nil) }
-        guard let total = number(parts[1]), last < total else { return nil }
-        return (first, last, total)
-    }
 
     /// Whether a 206 continues kept bytes: its `Content-Range` starts at `offset`, its total is
     /// the `total` the kept bytes belong to (when both are known), its `Content-Length` is the
     /// range's length, and its validator of the kind sent in `If-Range` — the `ETag` for an
     /// entity tag, else `Last-Modified` — is `validator` when it sends one.
     static func continues(_ response: HTTPResponseHead, offset: Int64, validator: String?, total: Int64) -> Bool {
-        guard let range = contentRange(of: response), range.first == offset else { return false }
+        guard let range = HTTPGrammar.contentRange(response.value(forHTTPHeaderField: "Content-Range")), range.first == offset else {
+            return false
+        }
         if total >= 0, let sent = range.total, sent != total { return false }
-        if let length = response.value(forHTTPHeaderField: "Content-Length").flatMap(Self.contentLength),
+        if let length = response.value(forHTTPHeaderField: "Content-Length").flatMap(HTTPGrammar.contentLength),
             length != range.last - range.first + 1
         {
             return false
@@ -646,10 +575,8 @@ extension HTTPRequestOperation {
     /// The whole body's expected size: `Content-Range`'s total for a 206, else `offset` plus
     /// `Content-Length`; -1 when unknown.
     static func expectedTotal(of response: HTTPResponseHead, offset: Int64) -> Int64 {
-        if response.statusCode == 206, let total = response.value(forHTTPHeaderField: "Content-Range")?.split(separator: "/").last,
-            let value = Int64(total)
-        {
-            return value
+        if response.statusCode == 206, let total = HTTPGrammar.contentRange(response.value(forHTTPHeaderField: "Content-Range"))?.total {
+            return total
         }
         return response.expectedContentLength >= 0 ? response.expectedContentLength : -1
     }

@@ -133,12 +133,12 @@ public struct RetryPolicy: Sendable {
     }
 
     /// `baseDelay × 2^(attempt−1)`, capped at ``maximumDelay``, scaled by a random factor in
-    /// 0.5…1 so that clients failing together do not retry together.
+    /// 0.5…1 so that clients failing together do not retry together. Any input gives a delay
+    /// within 0…10⁹ s: a huge attempt count reaches the cap, an infinite or NaN setting is clamped.
     /// - Parameter attempt: The attempt that failed (1 for the first).
     /// - Returns: The delay in seconds.
     public func backoff(afterAttempt attempt: Int) -> TimeInterval {
-        let exponential = baseDelay * pow(2, Double(max(0, attempt - 1)))
-        return min(maximumDelay, exponential) * Double.random(in: 0.5...1)
+        Backoff.delay(base: baseDelay, doublings: attempt - 1, cap: maximumDelay)
     }
 
     /// The `Retry-After` of a response in seconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3).
@@ -146,13 +146,7 @@ public struct RetryPolicy: Sendable {
         guard let value = response.value(forHTTPHeaderField: "Retry-After")?.trimmingCharacters(in: .whitespaces) else { return nil }
         // delta-seconds are digits only (`1e3`, `inf` and `nan` are not numbers here); huge ones saturate.
         if let seconds = Seconds.parseDeltaSeconds(value) { return seconds }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        for format in ["EEE, dd MMM yyyy HH:mm:ss 'GMT'", "EEEE, dd-MMM-yy HH:mm:ss 'GMT'", "EEE MMM d HH:mm:ss yyyy"] {
-            formatter.dateFormat = format
-            if let date = formatter.date(from: value) { return max(0, date.timeIntervalSinceNow) }
-        }
-        return nil
+        // An HTTP-date in any of its three forms; anything else is no Retry-After at all.
+        return HTTPDate.parse(value).map { max(0, $0.timeIntervalSinceNow) }
     }
 }

@@ -218,8 +218,7 @@ extension Outbox {
 
     /// `baseDelay × 2^(failures−1)` up to ``Configuration/maximumDelay``, times 0.5…1.
     func backoff(after failures: Int) -> TimeInterval {
-        let exponential = configuration.baseDelay * pow(2, Double(min(max(0, failures - 1), 62)))
-        return Seconds.clamped(min(configuration.maximumDelay, exponential) * Double.random(in: 0.5...1))
+        Backoff.delay(base: configuration.baseDelay, doublings: failures - 1, cap: configuration.maximumDelay)
     }
 
     /// Arms the next attempt; a return of the network brings it forward.

@@ -136,7 +136,7 @@ extension Outbox {
         guard let url = request.url, let method = request.httpMethod else {
             throw ConveyorError.invalidURL(path: request.url?.absoluteString ?? "", baseURL: client.baseURL)
         }
-        guard HTTPRequestOperation.isToken(method) else { throw ConveyorError.invalidMethod(method) }
+        guard HTTPGrammar.isToken(method) else { throw ConveyorError.invalidMethod(method) }
         let id = UUID()
         var fields = (request.allHTTPHeaderFields ?? [:]).filter { !$0.key.equalsIgnoringASCIICase("Content-Length") }
         let key: String
@@ -147,7 +147,7 @@ extension Outbox {
             key = "\"\(id.uuidString.lowercased())\""
             fields["Idempotency-Key"] = key
         }
-        if let bad = HTTPRequestOperation.invalidHeaderName(in: fields) { throw ConveyorError.invalidHeader(name: bad) }
+        if let bad = HTTPGrammar.firstInvalidFieldName(in: fields) { throw ConveyorError.invalidHeader(name: bad) }
         let length = try bodyLength(body)
         let inline = try inlineBody(body, length: length)
         var record = OutboxRecord(

@@ -101,7 +101,7 @@ struct OutboxRecord: Codable, Sendable {
         guard record.version == currentVersion else { throw Corrupt("record version \(record.version)") }
         guard record.id == name.id else { throw Corrupt("the record's identifier is not its file's") }
         guard let url = URL(string: record.url), url.scheme != nil, url.host != nil else { throw Corrupt("unusable URL") }
-        guard HTTPRequestOperation.isToken(record.method) else { throw Corrupt("the method is not a token") }
+        guard HTTPGrammar.isToken(record.method) else { throw Corrupt("the method is not a token") }
         guard record.headers.allSatisfy({ $0.count == 2 }) else { throw Corrupt("a header is not a name and a value") }
         guard (record.bodyLength ?? 0) >= 0, record.attempts >= 0 else { throw Corrupt("a negative count") }
         return record

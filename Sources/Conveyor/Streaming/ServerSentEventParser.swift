@@ -79,9 +79,7 @@ struct ServerSentEventParser {
             idBuffer = value.isEmpty ? nil : String(value)
         case "retry":
             // Digits only; the value is clamped where it is used (ServerSentEvents.Reconnection).
-            if !value.isEmpty, value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                let milliseconds = Double(value)
-            {
+            if HTTPGrammar.isDigits(value), let milliseconds = Double(value) {
                 retry = milliseconds / 1000
                 reconnectionTime = milliseconds / 1000
             }

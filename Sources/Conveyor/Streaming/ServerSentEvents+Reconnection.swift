@@ -52,9 +52,8 @@ extension ServerSentEvents {
             let floor = Seconds.clamped(minimumDelay, to: 0...cap)
             let base = Seconds.clamped(serverRetry ?? initialDelay, to: floor...cap)
             guard failures > 0 else { return base }
-            // 2^failures with the exponent bounded: 2^40 × any positive base passes any cap.
-            let grown = Swift.max(base, floor, 0.001) * pow(2, Double(Swift.min(failures, 40)))
-            return Swift.max(floor, Swift.min(cap, grown) * Double.random(in: 0.5...1))
+            // Doubled once per failure in a row; from at least 1 ms, so that `retry: 0` grows too.
+            return Backoff.delay(base: Swift.max(base, 0.001), doublings: failures, cap: cap, floor: floor)
         }
 
         /// Whether `failures` in a row end the sequence.

@@ -5,7 +5,7 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// Lets at most `limit` requests per origin into a transport that cannot say when a queued
+/// Lets at most `limit` requests per ``Origin`` into a transport that cannot say when a queued
 /// request gets its connection (corelibs URLSession on Linux); the rest wait here, in order.
 ///
 /// Why: URLSession queues requests beyond `httpMaximumConnectionsPerHost` inside itself, and an
@@ -23,8 +23,8 @@ final class ConnectionAdmission: Sendable {
     }
 
     private struct State {
-        var running: [String: Int] = [:]
-        var waiting: [String: [Waiting]] = [:]
+        var running: [Origin: Int] = [:]
+        var waiting: [Origin: [Waiting]] = [:]
         var nextID = 0
     }
 
@@ -34,13 +34,6 @@ final class ConnectionAdmission: Sendable {
 
     init(limit: Int) {
         self.limit = max(1, limit)
-    }
-
-    /// The key requests share a limit under: scheme, host and port, as connections are pooled.
-    static func origin(of url: URL?) -> String {
-        let scheme = url?.scheme?.lowercased() ?? ""
-        let port = url?.port ?? (scheme == "https" ? 443 : 80)
-        return "\(scheme)://\(url?.host?.lowercased() ?? ""):\(port)"
     }
 
     /// A number naming one request in line, for ``admit(_:ticket:start:)`` and ``withdraw(_:from:)``.
@@ -53,7 +46,7 @@ final class ConnectionAdmission: Sendable {
 
     /// Runs `start` now if `origin` has a free place, or later, in order, when one frees.
     /// The ticket is the caller's before the request is in line, so it can always be withdrawn.
-    func admit(_ origin: String, ticket: Int, start: @escaping @Sendable () -> Void) {
+    func admit(_ origin: Origin, ticket: Int, start: @escaping @Sendable () -> Void) {
         let now = state.withLock { state -> Bool in
             if state.running[origin, default: 0] < limit {
                 state.running[origin, default: 0] += 1
@@ -66,7 +59,7 @@ final class ConnectionAdmission: Sendable {
     }
 
     /// A request of `origin` ended: its place goes to the first one waiting.
-    func release(_ origin: String) {
+    func release(_ origin: Origin) {
         let next = state.withLock { state -> Waiting? in
             if var queue = state.waiting[origin], !queue.isEmpty {
                 let first = queue.removeFirst()
@@ -82,7 +75,7 @@ final class ConnectionAdmission: Sendable {
 
     /// Takes a waiting request out of line.
     /// - Returns: Whether it was still waiting (false: it has started, or was withdrawn).
-    func withdraw(_ ticket: Int, from origin: String) -> Bool {
+    func withdraw(_ ticket: Int, from origin: Origin) -> Bool {
         state.withLock { state in
             guard var queue = state.waiting[origin], let index = queue.firstIndex(where: { $0.id == ticket }) else { return false }
             queue.remove(at: index)
@@ -103,14 +96,14 @@ final class AdmittedTransportTask: TransportTask, Sendable {
     }
 
     let admission: ConnectionAdmission
-    let origin: String
+    let origin: Origin
     let delegate: any TransportTaskDelegate
     let delegateQueue: OperationQueue
     /// Its place in line at ``admission``.
     let ticket: Int
     private let phase = Lock(Phase.waiting)
 
-    init(admission: ConnectionAdmission, origin: String, delegate: any TransportTaskDelegate, delegateQueue: OperationQueue) {
+    init(admission: ConnectionAdmission, origin: Origin, delegate: any TransportTaskDelegate, delegateQueue: OperationQueue) {
         self.admission = admission
         self.origin = origin
         self.delegate = delegate
@@ -181,10 +174,10 @@ final class AdmittedTransportTask: TransportTask, Sendable {
 final class AdmissionReleasingDelegate: TransportTaskDelegate {
     let wrapped: any TransportTaskDelegate
     let admission: ConnectionAdmission
-    let origin: String
+    let origin: Origin
     private let released = Lock(false)
 
-    init(_ wrapped: any TransportTaskDelegate, admission: ConnectionAdmission, origin: String) {
+    init(_ wrapped: any TransportTaskDelegate, admission: ConnectionAdmission, origin: Origin) {
         self.wrapped = wrapped
         self.admission = admission
         self.origin = origin

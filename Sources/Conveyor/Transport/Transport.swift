@@ -83,23 +83,6 @@ extension TransportTaskDelegate {
     var transportWantsPause: Bool { false }
 }
 
-/// The one header check every header that leaves passes, whatever its source: the request's own
-/// (in `HTTPRequestOperation.send`), the session's additional headers (in the transports, which
-/// add them) and stored cookies (``TransportCookies/stamp(_:)``).
-enum HeaderCheck {
-    /// The first name that is not an RFC 9110 token, or whose value holds CR, LF or NUL.
-    static func firstInvalidName(in fields: some Sequence<(String, String)>) -> String? {
-        for (name, value) in fields where !isValid(name: name, value: value) { return name }
-        return nil
-    }
-
-    /// Whether `name: value` can go on the wire as one header line.
-    static func isValid(name: String, value: String) -> Bool {
-        HTTPRequestOperation.isToken(name)
-            && !value.utf8.contains { $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") || $0 == 0 }
-    }
-}
-
 /// The task of a request a transport refused to send.
 struct RefusedTransportTask: TransportTask {
     func cancel() {}

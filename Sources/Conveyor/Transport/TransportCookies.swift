@@ -35,7 +35,7 @@ struct TransportCookies: Sendable {
     /// - Returns: The error that refuses the request when a stored cookie could split the head.
     func stamp(_ request: inout URLRequest, delegate: inout any TransportTaskDelegate) -> ConveyorError? {
         guard let cookie = header(for: request) else { return nil }
-        guard HeaderCheck.isValid(name: "Cookie", value: cookie) else { return .invalidHeader(name: "Cookie") }
+        guard HTTPGrammar.isValidField(name: "Cookie", value: cookie) else { return .invalidHeader(name: "Cookie") }
         request.setHeader(cookie, for: "Cookie")
         let values = SentSecrets.values(ofHeaders: [(key: "Cookie", value: cookie)])
         if !values.isEmpty { delegate = SecretPinningDelegate(delegate, pinning: values) }

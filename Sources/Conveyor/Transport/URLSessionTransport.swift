@@ -56,7 +56,7 @@ final class URLSessionTransport: Transport {
         additionalHeaders = (configuration.httpAdditionalHeaders ?? [:]).compactMap { name, value in
             (name as? String).map { ($0, "\(value)") }
         }
-        invalidAdditionalHeader = HeaderCheck.firstInvalidName(in: additionalHeaders)
+        invalidAdditionalHeader = HTTPGrammar.firstInvalidFieldName(in: additionalHeaders)
         configuredSecrets = SentSecrets.values(ofHeaders: additionalHeaders.map { (key: $0.0, value: $0.1) })
         SentSecrets.shared.pin(configuredSecrets)
         configuration.httpAdditionalHeaders = nil
@@ -135,8 +135,9 @@ final class URLSessionTransport: Transport {
             task.resume()
             return task
         }
-        guard let admission else { return URLSessionTransportTask(task: makeTask(reporting: delegate)) }
-        let origin = ConnectionAdmission.origin(of: prepared.url)
+        // Requests share a limit under their ``Origin``, as connections are pooled; a URL without
+        // one (no host) fails in URLSession at once and needs no place.
+        guard let admission, let origin = Origin(prepared.url) else { return URLSessionTransportTask(task: makeTask(reporting: delegate)) }
         let releasing = AdmissionReleasingDelegate(delegate, admission: admission, origin: origin)
         let task = AdmittedTransportTask(admission: admission, origin: origin, delegate: delegate, delegateQueue: session.delegateQueue)
         task.enqueue { makeTask(reporting: releasing) }

@@ -12,7 +12,7 @@ struct HeaderValidationTests {
     private func firstInvalid(_ name: String, _ value: String) -> String? {
         var request = URLRequest(url: URL(string: "http://example.com/")!)
         request.allHTTPHeaderFields = ["Accept": "*/*", name: value]
-        return HTTPRequestOperation.invalidHeaderName(in: request)
+        return HTTPGrammar.firstInvalidFieldName(in: request)
     }
 
     @Test("Every RFC 9110 token character is accepted in a name; any value without CR, LF or NUL is")

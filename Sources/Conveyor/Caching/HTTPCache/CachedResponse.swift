@@ -64,9 +64,10 @@ public struct CachedResponse: Sendable, Equatable {
     }
 
     /// The cache key: method and full URL, query included (corelibs `URLCache` ignores the
-    /// query, so `/search?q=a` would answer `/search?q=b`).
+    /// query, so `/search?q=a` would answer `/search?q=b`), its origin spelled as ``Origin`` reads
+    /// it — `HTTP://LOCALHOST:80/x` and `http://localhost/x` are one resource (RFC 9111 §4.4).
     static func key(method: String, url: URL) -> String {
-        "\(method.uppercased()) \(url.absoluteString)"
+        "\(method.uppercased()) \(Origin.canonicalString(of: url))"
     }
 
     /// The key this entry is stored under.

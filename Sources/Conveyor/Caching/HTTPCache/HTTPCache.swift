@@ -271,8 +271,9 @@ public final class HTTPCache: Sendable {
         guard (200..<400).contains(response.statusCode), let url = request.url else { return }
         remove(for: url)
         for header in ["Location", "Content-Location"] {
+            // Only URLs of the request's origin (§4.4): `HTTP://Example.com:80/x` is `http://example.com/x`'s.
             guard let value = response.value(forHTTPHeaderField: header), let target = URL(string: value, relativeTo: url)?.absoluteURL,
-                target.host == url.host, target.port == url.port, target.scheme == url.scheme
+                Origin.same(target, url)
             else { continue }
             remove(for: target)
         }

@@ -33,9 +33,11 @@
             case "negotiate": method = NSURLAuthenticationMethodNegotiate
             default: method = NSURLAuthenticationMethodDefault
             }
-            let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+            // The port as ``Origin`` has it (the scheme's default when the URL names none), so the
+            // challenge compares equal to the request's origin.
             let space = URLProtectionSpace(
-                host: url.host ?? "", port: port, protocol: url.scheme?.lowercased(), realm: realm(in: line),
+                host: url.host ?? "", port: url.port ?? Origin.defaultPort(of: url.scheme?.lowercased() ?? ""),
+                protocol: url.scheme?.lowercased(), realm: realm(in: line),
                 authenticationMethod: method)
             return URLAuthenticationChallenge(
                 protectionSpace: space, proposedCredential: nil, previousFailureCount: failures, failureResponse: response,

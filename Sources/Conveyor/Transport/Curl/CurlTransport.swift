@@ -104,7 +104,7 @@
                     if let name = name as? String { headers[name] = "\(value)" }
                 }
                 additionalHeaders = headers
-                invalidAdditionalHeader = HeaderCheck.firstInvalidName(in: headers.map { ($0.key, $0.value) })
+                invalidAdditionalHeader = HTTPGrammar.firstInvalidFieldName(in: headers.map { ($0.key, $0.value) })
                 maximumConnectionsPerHost = sessionConfiguration.httpMaximumConnectionsPerHost
                 self.tls = tls
                 var trustError = tls.invalidPinDescription()
