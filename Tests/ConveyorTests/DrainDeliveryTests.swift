@@ -18,6 +18,11 @@ struct DrainDeliveryTests {
         }
     }
 
+    /// The grace the "heard" tests give: their blocks take 0.3 s each, and a machine running
+    /// the whole suite in parallel ran them past the default 2 s. The bound itself has its
+    /// own test below.
+    static let loadedGrace: TimeInterval = 60
+
     /// A serial callback queue of the test's own: the slow blocks of parallel tests do not
     /// queue behind each other on the shared default one.
     static func ownQueue() -> DispatchQueue { DispatchQueue(label: "test.drain-callbacks") }
@@ -45,7 +50,7 @@ struct DrainDeliveryTests {
             failure: Self.slowFailure(download))
         client.get("get", success: { _, _ in successes.increment() }, failure: Self.slowFailure(queued))
         await held.arrived()
-        #expect(!(await client.drain(timeout: 0.2)))
+        #expect(!(await client.drain(timeout: 0.2, completionGrace: Self.loadedGrace)))
         // No waiting here: drain has returned, so the app has heard both outcomes.
         #expect(download.count == 1 && queued.count == 1)
         client.configuration.callbackQueue.sync {}
@@ -70,7 +75,7 @@ struct DrainDeliveryTests {
             }, failure: nil)
         await held.arrived()
         // `.keep` leaves the queue suspended, so the test sees when the drain has begun.
-        let drain = Task { await client.drain(timeout: 10, queued: .keep) }
+        let drain = Task { await client.drain(timeout: 10, queued: .keep, completionGrace: Self.loadedGrace) }
         // drain suspends the queue before its first suspension point.
         while !client.operationQueue.isSuspended { await Task.yield() }
         held.release()
@@ -96,7 +101,7 @@ struct DrainDeliveryTests {
                 if operations.allSatisfy(\.isCancelled) { completions.increment() }
             })
         await held.arrived()
-        #expect(!(await client.drain(timeout: 0.2)))
+        #expect(!(await client.drain(timeout: 0.2, completionGrace: Self.loadedGrace)))
         #expect(completions.count == 1)
     }
 
@@ -120,7 +125,8 @@ struct DrainDeliveryTests {
         #expect(!(await client.drain(timeout: 0.2)))
         let elapsed = ContinuousClock.now - start
         let bound = 0.2 + HTTPClient.drainCompletionGrace
-        #expect(elapsed >= .seconds(bound) && elapsed < .seconds(bound + 5), "\(elapsed)")
+        // The upper bound is "not for ever": a loaded machine runs the timers late.
+        #expect(elapsed >= .seconds(bound) && elapsed < .seconds(bound + 20), "\(elapsed)")
         #expect(calls.count == 0)
         gate.signal()
         stuck.sync {}

@@ -19,7 +19,7 @@ extension Notification.Name {
 /// ```swift
 /// GracefulShutdown.install(clients: [APIClient.shared], timeout: 10)
 /// ```
-/// On the first signal every client is drained (``HTTPClient/drain(timeout:queued:)``), then
+/// On the first signal every client is drained (``HTTPClient/drain(timeout:queued:completionGrace:)``), then
 /// the process exits with status 0 — after the completion block of every operation the drain
 /// waited for or cancelled has run, so the app has heard every outcome (at most `timeout` plus
 /// ``HTTPClient/drainCompletionGrace`` after the signal). A second signal exits at once with

@@ -6,7 +6,7 @@ import Foundation
 #endif
 
 extension HTTPClient {
-    /// What ``drain(timeout:queued:)`` does with operations that have not started.
+    /// What ``drain(timeout:queued:completionGrace:)`` does with operations that have not started.
     public enum QueuedOperationsPolicy: Sendable {
         /// Fail them with ``ConveyorError/cancelled(reason:)`` `.shuttingDown` (the default).
         case cancel
@@ -36,7 +36,7 @@ extension HTTPClient {
         return watch.finished || semaphore.wait(timeout: Seconds.dispatchTime(after: timeout)) == .success
     }
 
-    /// How long ``drain(timeout:queued:)`` waits, after its `timeout`, for the completion blocks
+    /// How long ``drain(timeout:queued:completionGrace:)`` waits by default, after its `timeout`, for the completion blocks
     /// of the operations it waited for or cancelled to run: 2 seconds. They are scheduled on
     /// the callback queue by then; this bounds the wait when that queue is busy or never runs
     /// (`DispatchQueue.main` in a Linux program whose main thread blocks).
@@ -51,7 +51,7 @@ extension HTTPClient {
     /// have run on their callback queue (an async caller's continuation has been resumed), and
     /// so has what was scheduled on the callback queues before (a batch's `completion`), so a
     /// process may exit right after (``GracefulShutdown`` does). That wait is bounded: at most
-    /// ``drainCompletionGrace`` after `timeout`.
+    /// `completionGrace` after `timeout`.
     ///
     /// Paused operations are left as they are. To continue a paused download in the next run,
     /// persist what ``FileDownloadOperation/resumeState`` returns and pass it to
@@ -59,10 +59,15 @@ extension HTTPClient {
     /// - Parameters:
     ///   - timeout: Seconds from now that running operations get.
     ///   - queued: What happens to operations not started yet; default `.cancel`.
+    ///   - completionGrace: Seconds after `timeout` that the completion blocks get to run;
+    ///     default ``drainCompletionGrace`` (2 s). Longer for blocks that do real work (a
+    ///     database write) on a busy machine.
     /// - Returns: Whether every running operation finished within `timeout` and every
     ///   completion block ran within the grace after it.
     @discardableResult
-    public func drain(timeout: TimeInterval, queued: QueuedOperationsPolicy = .cancel) async -> Bool {
+    public func drain(
+        timeout: TimeInterval, queued: QueuedOperationsPolicy = .cancel, completionGrace: TimeInterval = drainCompletionGrace
+    ) async -> Bool {
         operationQueue.isSuspended = true
         // Open streams have no end to wait for: they close now.
         let streamOperations = streams.queue.operations.compactMap { $0 as? HTTPRequestOperation }
@@ -81,7 +86,7 @@ extension HTTPClient {
         if !finishedInTime { running.forEach { $0.cancel(reason: .shuttingDown) } }
         let outcomes = streamOperations + running + finished + (queued == .cancel ? waiting : [])
         let heard = await Self.waitForCompletions(
-            of: outcomes, queues: [configuration.callbackQueue], timeout: Self.drainCompletionGrace)
+            of: outcomes, queues: [configuration.callbackQueue], timeout: completionGrace)
         if queued == .keep { operationQueue.isSuspended = true }
         return finishedInTime && heard
     }

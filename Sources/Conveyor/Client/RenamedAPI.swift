@@ -25,7 +25,7 @@ extension HTTPClient.Configuration {
 }
 
 extension HTTPClient {
-    /// Renamed: a span of seconds is a `timeout` (``drain(timeout:queued:)``).
+    /// Renamed: a span of seconds is a `timeout` (``drain(timeout:queued:completionGrace:)``).
     /// - Parameters:
     ///   - deadline: Seconds from now.
     ///   - queued: What happens to operations not started yet.

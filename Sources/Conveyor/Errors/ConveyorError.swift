@@ -310,7 +310,7 @@ public enum ConveyorError: Error, Sendable {
     public enum CancellationReason: Sendable, Equatable, CustomStringConvertible {
         /// `cancel()` was called on the operation, its queue or its client, or the awaiting Task was cancelled.
         case explicit
-        /// The client is draining for shutdown (``HTTPClient/drain(timeout:queued:)``): the
+        /// The client is draining for shutdown (``HTTPClient/drain(timeout:queued:completionGrace:)``): the
         /// operation was still queued, or still running when the timeout passed.
         case shuttingDown
 

@@ -17,7 +17,7 @@ extension HTTPRequestOperation {
     /// On iOS, tvOS and visionOS a background task begins when the operation starts and ends
     /// when it finishes; if the system expires it first, `expirationHandler` runs, the operation
     /// is cancelled and the task ends. On macOS, watchOS and Linux there are no such tasks and
-    /// this does nothing; on Linux, see ``HTTPClient/drain(timeout:queued:)`` and
+    /// this does nothing; on Linux, see ``HTTPClient/drain(timeout:queued:completionGrace:)`` and
     /// ``GracefulShutdown`` for finishing transfers when the process is told to stop.
     /// - Parameter expirationHandler: Runs on the main thread when time runs out; nil for none.
     public func setShouldExecuteAsBackgroundTask(expirationHandler: (@Sendable () -> Void)? = nil) {

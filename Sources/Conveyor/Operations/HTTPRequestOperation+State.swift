@@ -280,7 +280,7 @@ extension HTTPRequestOperation {
             get { runBox?.completionDelivered ?? false }
             _modify { yield &run.completionDelivered }
         }
-        /// Called once the completion block has run (``HTTPClient/drain(timeout:queued:)`` waits so).
+        /// Called once the completion block has run (``HTTPClient/drain(timeout:queued:completionGrace:)`` waits so).
         var deliveryWaiters: [@Sendable () -> Void] {
             get { runBox?.deliveryWaiters ?? [] }
             _modify { yield &run.deliveryWaiters }
