@@ -52,7 +52,9 @@ struct NetworkLoggerTests {
             server.route("/small") { _ in .text(String(repeating: "x", count: 1234)) }
             _ = try await run(client, "small")
             _ = try await run(client, "status/404")
-            _ = try await run(client, "fault/stall-after-headers") { $0.idleTimeout = 0.2 }
+            // 2 s, not less: the timer must not fire before the head arrives, and under a full
+            // parallel run 0.2 s did (the line then had no status).
+            _ = try await run(client, "fault/stall-after-headers") { $0.idleTimeout = 2 }
             let cancelled = client.operation(with: try client.request(method: .get, path: "get"), success: nil, failure: nil)
             cancelled.cancel()
             let probe = CompletionProbe()
@@ -66,7 +68,7 @@ struct NetworkLoggerTests {
                     "→ GET \(base)/status/404",
                     "← 404 GET \(base)/status/404 [0.000 s, 0 B] Request failed: unacceptable status code 404 (Not Found) from \(base)/status/404.",
                     "→ GET \(base)/fault/stall-after-headers",
-                    "← 200 GET \(base)/fault/stall-after-headers [0.000 s, 0 B] The request timed out: no data arrived for 0.2 s.",
+                    "← 200 GET \(base)/fault/stall-after-headers [0.000 s, 0 B] The request timed out: no data arrived for 2 s.",
                     "← ERR GET \(base)/get [0.000 s] The operation was cancelled (cancelled by the caller).",
                 ])
         }
