@@ -167,6 +167,8 @@ extension LocalHTTPServer {
         case rangeOtherTotal = "range-other-total"
         /// As ``rangeStartsElsewhere``, but the 206 starts at N under another `ETag`.
         case rangeOtherValidator = "range-other-validator"
+        /// As ``rangeStartsElsewhere``, but the 206 starts at N and carries no `ETag`.
+        case rangeWithoutValidator = "range-without-validator"
     }
 
     /// Writes a streamed response body.

@@ -332,7 +332,7 @@ public final class LocalHTTPServer: Sendable {
                 try connection.send(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8))
                 _ = wait(0.01)
             }
-        case .rangeStartsElsewhere, .rangeWithoutContentRange, .rangeOtherTotal, .rangeOtherValidator:
+        case .rangeStartsElsewhere, .rangeWithoutContentRange, .rangeOtherTotal, .rangeOtherValidator, .rangeWithoutValidator:
             try connection.send(Self.rangeFaultAnswer(fault, request: request))
             connection.shutdownBoth()
         }
@@ -355,7 +355,7 @@ public final class LocalHTTPServer: Sendable {
             return Data(head.utf8) + body.prefix(body.count / 2)
         }
         var start = first
-        var etag = rangeFaultETag
+        var etag: String? = rangeFaultETag
         var contentRange: String?
         switch fault {
         case .rangeStartsElsewhere:
@@ -365,11 +365,14 @@ public final class LocalHTTPServer: Sendable {
         case .rangeOtherValidator:
             etag = "\"another\""
             contentRange = "bytes \(first)-\(body.count - 1)/\(body.count)"
+        case .rangeWithoutValidator:
+            etag = nil
+            contentRange = "bytes \(first)-\(body.count - 1)/\(body.count)"
         default: contentRange = nil
         }
         let part = body[start...]
         let head =
-            "HTTP/1.1 206 Partial Content\r\nContent-Type: application/octet-stream\r\nETag: \(etag)\r\n"
+            "HTTP/1.1 206 Partial Content\r\nContent-Type: application/octet-stream\r\n" + (etag.map { "ETag: \($0)\r\n" } ?? "")
             + (contentRange.map { "Content-Range: \($0)\r\n" } ?? "") + "Content-Length: \(part.count)\r\n\r\n"
         return Data(head.utf8) + part
     }

@@ -18,8 +18,9 @@ extension HTTPClient {
     /// `Content-Length` bytes, never more. A file that is not the same when it is sent — it grew,
     /// shrank, was rewritten, replaced or deleted (its size, modification time or inode differ) —
     /// fails with ``ConveyorError/bodyFileFailed(reason:)`` before anything is sent; one that
-    /// changes during the upload fails before its last byte goes out, so the server never
-    /// receives a whole request made of two versions of the file.
+    /// grows, shrinks or is rewritten during the upload fails before its last byte goes out, so
+    /// the server never receives a whole request made of two versions of the file. (A file
+    /// replaced or deleted during the upload leaves the open one intact: it is sent whole.)
     ///
     /// Conveyor owns the body's framing: a `Transfer-Encoding` field (here, in the client's
     /// default headers, or added to the returned request) or a changed `Content-Length` is

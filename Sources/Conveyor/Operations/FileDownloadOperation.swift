@@ -91,6 +91,9 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
         public let bytesReceived: Int64
         /// The partial file (beside the destination).
         public let partialFile: URL
+        /// The whole file's size as the server announced it, when it did: a 206 of another total
+        /// is not the rest of this file. Nil in states saved before it was recorded.
+        public let totalBytes: Int64?
     }
 
     /// The state to persist for continuing this download later; nil unless it is paused with
@@ -100,7 +103,10 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
             guard state.state == .paused, state.resumeOffset > 0, let validator = state.resumeValidator,
                 let file = state.bodyFile, let url = state.currentRequest.url
             else { return nil }
-            return ResumeState(url: url, validator: validator, bytesReceived: state.resumeOffset, partialFile: file.url)
+            let total = state.response.map { Self.expectedTotal(of: $0, offset: 0) } ?? state.resumeTotal
+            return ResumeState(
+                url: url, validator: validator, bytesReceived: state.resumeOffset, partialFile: file.url,
+                totalBytes: total >= 0 ? total : nil)
         }
     }
 
@@ -120,6 +126,7 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
         mutableState.withLock { state in
             state.resumeOffset = saved.bytesReceived
             state.resumeValidator = saved.validator
+            state.resumeTotal = saved.totalBytes ?? -1
             state.bytesReceived = saved.bytesReceived
             state.bodyFile = file
         }

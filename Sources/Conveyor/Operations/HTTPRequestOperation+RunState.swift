@@ -43,6 +43,9 @@ extension HTTPRequestOperation {
         var uploadExpected: Int64 = -1
         var downloadExpected: Int64 = -1
         var resumeOffset: Int64 = 0
+        /// The whole body's size the kept bytes belong to, when a saved ``FileDownloadOperation/ResumeState``
+        /// said it (no response is at hand then to read it from); -1 when unknown.
+        var resumeTotal: Int64 = -1
         var lastActivity: DispatchTime = .now()
         var awaitsConnection: Bool = false
         var chunksPaused: Bool = false

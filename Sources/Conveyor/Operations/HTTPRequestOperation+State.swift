@@ -132,6 +132,11 @@ extension HTTPRequestOperation {
             get { runBox?.resumeOffset ?? 0 }
             _modify { yield &run.resumeOffset }
         }
+        /// The total those bytes belong to, from a saved resume state; -1 when unknown.
+        var resumeTotal: Int64 {
+            get { runBox?.resumeTotal ?? -1 }
+            _modify { yield &run.resumeTotal }
+        }
         /// The `ETag` or `Last-Modified` sent as `If-Range` with that `Range` request.
         var resumeValidator: String? {
             get { runBox?.resumeValidator }

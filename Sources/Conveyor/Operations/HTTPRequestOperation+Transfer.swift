@@ -233,7 +233,8 @@ extension HTTPRequestOperation {
                 response.statusCode == 206 || response.statusCode == 416
             else { return nil }
             // The total the kept bytes belong to, when the response they came from said it.
-            let total = state.response.map { Self.expectedTotal(of: $0, offset: 0) } ?? -1
+            // A download resumed from a saved state has no such response: the state's total.
+            let total = state.response.map { Self.expectedTotal(of: $0, offset: 0) } ?? state.resumeTotal
             if response.statusCode == 206,
                 Self.continues(response, offset: state.resumeOffset, validator: state.resumeValidator, total: total)
             {
@@ -555,7 +556,9 @@ extension HTTPRequestOperation {
     /// Whether a 206 continues kept bytes: its `Content-Range` starts at `offset`, its total is
     /// the `total` the kept bytes belong to (when both are known), its `Content-Length` is the
     /// range's length, and its validator of the kind sent in `If-Range` — the `ETag` for an
-    /// entity tag, else `Last-Modified` — is `validator` when it sends one.
+    /// entity tag, else `Last-Modified` — is `validator`. A 206 that leaves the validator out
+    /// is not taken on trust: RFC 9110 §15.3.7 has a server send the `ETag` it would send with
+    /// a 200, and one that does not cannot show its bytes belong to the kept ones.
     static func continues(_ response: HTTPResponseHead, offset: Int64, validator: String?, total: Int64) -> Bool {
         guard let range = HTTPGrammar.contentRange(response.value(forHTTPHeaderField: "Content-Range")), range.first == offset else {
             return false
@@ -569,7 +572,7 @@ extension HTTPRequestOperation {
         guard let validator else { return true }
         let isEntityTag = validator.hasPrefix("\"") || validator.hasPrefix("W/")
         let sent = response.value(forHTTPHeaderField: isEntityTag ? "ETag" : "Last-Modified")
-        return sent == nil || sent == validator
+        return sent == validator
     }
 
     /// The whole body's expected size: `Content-Range`'s total for a 206, else `offset` plus

@@ -9,11 +9,13 @@ import Foundation
 /// The checks a file passes before it is sent as a body (whole, or as a multipart part), so a
 /// bad path fails when the request is built, with the file named, not halfway through a send.
 enum BodyFile {
-    /// The size of the readable file at `fileURL` (a multipart part: not a directory).
+    /// The size of the readable regular file at `fileURL` (a multipart part). A FIFO is refused
+    /// here, not opened: opening one without a writer blocks the encoding thread for ever, and
+    /// a device has no size to announce.
     /// - Throws: ``ConveyorError/bodyFileFailed(reason:)``: why the file cannot be a body.
     static func length(of fileURL: URL) throws(ConveyorError) -> Int64 {
         let info = try status(of: fileURL)
-        guard (info.st_mode & S_IFMT) != S_IFDIR else { throw .bodyFileFailed(reason: .fileIsDirectory(fileURL)) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw .bodyFileFailed(reason: .notARegularFile(fileURL)) }
         return Int64(info.st_size)
     }
 
