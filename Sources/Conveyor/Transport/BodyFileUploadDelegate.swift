@@ -8,7 +8,7 @@ import Foundation
 /// ``BodyFileStream``: corelibs sees a stream (of unknown length to it), so this tells the
 /// file's length as the total to send, and reports the file's failure (it ended early or
 /// changed) instead of the abort corelibs makes of it.
-final class BodyFileUploadDelegate: TransportTaskDelegate {
+final class BodyFileUploadDelegate: ForwardingTransportTaskDelegate {
     let wrapped: any TransportTaskDelegate
     let file: OpenBodyFile
 
@@ -17,15 +17,9 @@ final class BodyFileUploadDelegate: TransportTaskDelegate {
         self.file = file
     }
 
-    func transportDidReceive(response: HTTPResponseHead) { wrapped.transportDidReceive(response: response) }
-    func transportDidReceive(data: Data) { wrapped.transportDidReceive(data: data) }
     func transportDidSend(bytes: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
         wrapped.transportDidSend(bytes: bytes, totalBytesSent: totalBytesSent, totalBytesExpectedToSend: file.snapshot.length)
     }
-    func transportDisposition(for challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
-        wrapped.transportDisposition(for: challenge)
-    }
-    func transportDidCollect(metrics: TransferMetrics) { wrapped.transportDidCollect(metrics: metrics) }
     func transportDidComplete(response: HTTPResponseHead?, error: (any Error)?) {
         if error != nil, let failure = file.failure {
             wrapped.transportDidComplete(response: nil, error: failure)
@@ -33,7 +27,4 @@ final class BodyFileUploadDelegate: TransportTaskDelegate {
             wrapped.transportDidComplete(response: response, error: error)
         }
     }
-    var transportWantsPause: Bool { wrapped.transportWantsPause }
-    func transportAwaitsConnection() { wrapped.transportAwaitsConnection() }
-    func transportDidLeaveConnectionQueue() { wrapped.transportDidLeaveConnectionQueue() }
 }

@@ -171,7 +171,7 @@ final class AdmittedTransportTask: TransportTask, Sendable {
 }
 
 /// Forwards a task's events and gives its place back (once) when it completes.
-final class AdmissionReleasingDelegate: TransportTaskDelegate {
+final class AdmissionReleasingDelegate: ForwardingTransportTaskDelegate {
     let wrapped: any TransportTaskDelegate
     let admission: ConnectionAdmission
     let origin: Origin
@@ -183,15 +183,6 @@ final class AdmissionReleasingDelegate: TransportTaskDelegate {
         self.origin = origin
     }
 
-    func transportDidReceive(response: HTTPResponseHead) { wrapped.transportDidReceive(response: response) }
-    func transportDidReceive(data: Data) { wrapped.transportDidReceive(data: data) }
-    func transportDidSend(bytes: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
-        wrapped.transportDidSend(bytes: bytes, totalBytesSent: totalBytesSent, totalBytesExpectedToSend: totalBytesExpectedToSend)
-    }
-    func transportDisposition(for challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
-        wrapped.transportDisposition(for: challenge)
-    }
-    func transportDidCollect(metrics: TransferMetrics) { wrapped.transportDidCollect(metrics: metrics) }
     func transportDidComplete(response: HTTPResponseHead?, error: (any Error)?) {
         let first = released.withLock { done -> Bool in
             defer { done = true }
@@ -200,7 +191,4 @@ final class AdmissionReleasingDelegate: TransportTaskDelegate {
         if first { admission.release(origin) }
         wrapped.transportDidComplete(response: response, error: error)
     }
-    var transportWantsPause: Bool { wrapped.transportWantsPause }
-    func transportAwaitsConnection() { wrapped.transportAwaitsConnection() }
-    func transportDidLeaveConnectionQueue() { wrapped.transportDidLeaveConnectionQueue() }
 }
