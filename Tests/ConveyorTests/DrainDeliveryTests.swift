@@ -14,7 +14,7 @@ struct DrainDeliveryTests {
     static func slowFailure(_ calls: Counter) -> HTTPRequestOperation.Failure {
         { _, error in
             Thread.sleep(forTimeInterval: 0.3)  // the app's work, not synchronisation
-            if case .cancelled(.shuttingDown) = error { calls.increment() }
+            if case .cancelled(.shuttingDown) = error { calls.increment() } else { Self.seen.withLock { $0.append("\(error)") } }
         }
     }
 
@@ -25,6 +25,8 @@ struct DrainDeliveryTests {
 
     /// A serial callback queue of the test's own: the slow blocks of parallel tests do not
     /// queue behind each other on the shared default one.
+    static let seen = Lock<[String]>([])
+
     static func ownQueue() -> DispatchQueue { DispatchQueue(label: "test.drain-callbacks") }
 
     @Test(
@@ -52,7 +54,7 @@ struct DrainDeliveryTests {
         await held.arrived()
         #expect(!(await client.drain(timeout: 0.2, completionGrace: Self.loadedGrace)))
         // No waiting here: drain has returned, so the app has heard both outcomes.
-        #expect(download.count == 1 && queued.count == 1)
+        #expect(download.count == 1 && queued.count == 1, "\(Self.seen.withLock { $0 })")
         client.configuration.callbackQueue.sync {}
         #expect(download.count == 1 && queued.count == 1 && successes.count == 0)
         #expect(server.requestCount(path: "/get") == 0)
