@@ -185,7 +185,8 @@ struct HostileStreamTests {
         if transport == .urlSession {
             // Found by this check (issue 43): on the URLSession transport the operation is
             // cancelled but the server never sees the connection close; left for a fix in Sources.
-            withKnownIssue("URLSession transport: the connection stays open after lineTooLong") {
+            // Intermittent: in some runs the close does arrive within the wait.
+            withKnownIssue("URLSession transport: the connection stays open after lineTooLong", isIntermittent: true) {
                 #expect(closed, "the server was still writing 20 s after lineTooLong: the transfer did not stop")
             }
         } else {
@@ -468,7 +469,9 @@ struct StreamAllowanceTests {
         let client = testClient(server, transport) { configuration in
             configuration.maximumConnectionsPerHost = 2
             configuration.maximumConcurrentOperations = 2
-            configuration.idleTimeout = 5
+            // Long enough that the cancel below comes first on a loaded machine (at 5 s the
+            // idle timeout sometimes ended the silent streams before the cancel was sent).
+            configuration.idleTimeout = 30
         }
         var streams: [HTTPStream] = []
         for _ in 0..<10 { streams.append(try await client.stream("feed")) }
@@ -481,8 +484,9 @@ struct StreamAllowanceTests {
         #expect(try await client.get("bytes/10").count == 10)
         #expect(ContinuousClock.now - started < .seconds(4))
         // cancelAllOperations reaches streams too: each ends with the cancellation, and before
-        // its 5 s idle timeout (the streams are silent after their first line, so the idle timeout
-        // would end them too, with another error, at 5 s: here the bound is the claim itself).
+        // its 30 s idle timeout (the streams are silent after their first line, so the idle
+        // timeout would end them too, with another error; the server ends them at 20 s without
+        // one): here the bound is the claim itself.
         let cancelled = ContinuousClock.now
         client.cancelAllOperations(path: "feed")
         for stream in streams {
@@ -492,7 +496,7 @@ struct StreamAllowanceTests {
                 (error as? ConveyorError)?.isCancelled == true
             }
         }
-        #expect(ContinuousClock.now - cancelled < .seconds(5))
+        #expect(ContinuousClock.now - cancelled < .seconds(20))
         for _ in 0..<10 { release.signal() }
     }
 }
