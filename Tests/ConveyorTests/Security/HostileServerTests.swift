@@ -272,7 +272,9 @@ struct HostileCredentialTests {
         let gate = Gate()
         let calls = Lock(0)
         let lateReturned = DispatchSemaphore(value: 0)
-        let authenticator = BearerTokenAuthenticator(credential: nil, refreshTimeout: 0.3) { _ in
+        // 2 s, not less: the second refresh below returns at once, yet on a loaded machine a
+        // 0.3 s deadline passed before its task ran (seen in a full parallel run).
+        let authenticator = BearerTokenAuthenticator(credential: nil, refreshTimeout: 2) { _ in
             let call = calls.withLock { count in
                 count += 1
                 return count
@@ -287,7 +289,7 @@ struct HostileCredentialTests {
         await #expect {
             _ = try await client.get("get")
         } throws: { error in
-            guard case .credentialRefreshFailed(.timedOut(0.3))? = error as? ConveyorError else { return false }
+            guard case .credentialRefreshFailed(.timedOut(2))? = error as? ConveyorError else { return false }
             return true
         }
         // The closure is still waiting (it returns only once released below): the deadline ended
