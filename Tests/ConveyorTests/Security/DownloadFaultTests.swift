@@ -1,4 +1,5 @@
 import Conveyor
+import ConveyorLocking
 import ConveyorTesting
 import Foundation
 import Testing
@@ -82,7 +83,9 @@ struct DownloadFaultTests {
         let scratch = try scratchDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
         let source = scratch.appendingPathComponent("vanishing.bin")
-        try Data(repeating: 7, count: 3_000_000).write(to: source)
+        // Bytes that differ along the file, so a lost, repeated or shifted stretch shows.
+        let bytes = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: ($0 &* 7919) >> 5) })
+        try bytes.write(to: source)
         var configuration = HTTPClient.Configuration.default
         configuration.multipartMemoryThreshold = 1_000_000  // streamed through a body file
         configuration.temporaryDirectory = scratch
@@ -90,9 +93,15 @@ struct DownloadFaultTests {
         let client = HTTPClient(baseURL: server.baseURL, configuration: configuration)
         let request = try client.multipartRequest(path: "upload-target") { try $0.append(fileURL: source, name: "file") }
         try FileManager.default.removeItem(at: source)
-        server.route("/upload-target") { request in .text("\(request.bodyLength)") }
+        let received = Lock<Data?>(nil)
+        server.route("/upload-target") { request in
+            received.withLock { $0 = try? request.multipartParts().first { $0.name == "file" }?.body }
+            return .text("\(request.bodyLength)")
+        }
         let response = try await client.response(for: request, responseSerializer: DataResponseSerializer())
         #expect(Int(String(decoding: response.data, as: UTF8.self)) == Int(request.value(forHTTPHeaderField: "Content-Length") ?? ""))
+        // Every byte of the file, in order, reached the server.
+        #expect(received.withLock { $0 } == bytes)
         #expect(await client.waitUntilAllOperationsAreFinished(timeout: 10))
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty, "the body file was not removed")
     }
