@@ -23,6 +23,12 @@ struct DrainDeliveryTests {
     /// own test below.
     static let loadedGrace: TimeInterval = 60
 
+    /// How long the held route holds at most. The helper's 10 s was less than a stall of the
+    /// cooperative pool in a full parallel run (two threads here): the route answered on its
+    /// own before the test got to `drain`, the request succeeded, and drain had nothing to
+    /// cancel. The route is released when the test ends in any case.
+    static let heldFor: TimeInterval = 120
+
     /// A serial callback queue of the test's own: the slow blocks of parallel tests do not
     /// queue behind each other on the shared default one.
     static let seen = Lock<[String]>([])
@@ -35,7 +41,7 @@ struct DrainDeliveryTests {
     func cancelledDownloadHeard(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let held = HeldRoute(server)
+        let held = HeldRoute(server, fallback: Self.heldFor)
         defer { held.release() }
         let client = testClient(server, transport) {
             $0.maximumConcurrentOperations = 1
@@ -91,7 +97,7 @@ struct DrainDeliveryTests {
     func batchCompletionHeard(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let held = HeldRoute(server)
+        let held = HeldRoute(server, fallback: Self.heldFor)
         defer { held.release() }
         let client = testClient(server, transport) { $0.callbackQueue = Self.ownQueue() }
         let completions = Counter()
@@ -113,7 +119,7 @@ struct DrainDeliveryTests {
     func blockedCallbackQueueBounded(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let held = HeldRoute(server)
+        let held = HeldRoute(server, fallback: Self.heldFor)
         defer { held.release() }
         // Stands for `DispatchQueue.main` in a Linux program whose main thread blocks.
         let stuck = DispatchQueue(label: "test.stuck-callbacks")
