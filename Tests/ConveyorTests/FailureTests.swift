@@ -18,7 +18,7 @@ struct FailureTests {
                 Issue.record("\(fault): expected a network error, got \(error)")
                 return
             }
-            #expect(await probe.settledCallCount == 1)
+            #expect(probe.callCount == 1)
         }
     }
 

@@ -110,10 +110,8 @@ struct RequestSerializerTests {
 
     @Test("Property lists have no null: nil is a parameterEncodingFailed error")
     func propertyListNull() {
-        #expect {
+        #expect(throws: ConveyorError.self) {
             try client.request(method: .post, path: "x", parameters: ["n": NSNull()], requestSerializer: .propertyList)
-        } throws: { error in
-            if case .parameterEncodingFailed = error as? ConveyorError { true } else { false }
         }
     }
 
