@@ -22,11 +22,7 @@ struct ConnectivityTests {
     @Test("A refused connection is a connectivity failure the request never left for", arguments: HTTPClient.TransportKind.testedKinds)
     func refused(transport: HTTPClient.TransportKind) async throws {
         let refused = try RefusedPort()
-        var configuration = HTTPClient.Configuration.default
-        configuration.transport = transport
-        configuration.cache = nil
-        configuration.monitorsReachability = false
-        let client = HTTPClient(baseURL: refused.baseURL, configuration: configuration)
+        let client = testClient(baseURL: refused.baseURL, transport)
         let error = try #require(await failure(of: client, "anything"))
         #expect(error.isConnectivityFailure, "\(error)")
         #expect(error.connectivityFailure == .notConnected, "\(error)")
@@ -44,21 +40,13 @@ struct ConnectivityTests {
         // Linux refuses a TCP connect to the broadcast address at once (ENETUNREACH); corelibs
         // maps only ECONNREFUSED and ETIMEDOUT and reports this as -1 "Failed to connect to …",
         // as it did for a server restarting under the outbox (issue 37, item 2).
-        let client = HTTPClient(baseURL: Self.unroutableURL, configuration: Self.configuration(transport))
+        let client = testClient(baseURL: Self.unroutableURL, transport)
         let error = try #require(await failure(of: client, "anything"))
         #expect(error.connectivityFailure == .notConnected, "\(error)")
     }
 
     /// A URL whose connect fails at once with an `errno` other than `ECONNREFUSED`.
     static let unroutableURL = URL(string: "http://255.255.255.255:9/")!
-
-    static func configuration(_ transport: HTTPClient.TransportKind) -> HTTPClient.Configuration {
-        var configuration = HTTPClient.Configuration.default
-        configuration.transport = transport
-        configuration.cache = nil
-        configuration.monitorsReachability = false
-        return configuration
-    }
 
     @Test(
         "A server that closes without a reply, or resets, is a connectivity failure; a malformed answer is not",
@@ -129,11 +117,7 @@ struct ConnectivityTests {
     func outboxSurvivesRefusal(transport: HTTPClient.TransportKind) async throws {
         let refused = try RefusedPort()
         let directory = try TemporaryDirectory()
-        var configuration = HTTPClient.Configuration.default
-        configuration.transport = transport
-        configuration.monitorsReachability = false
-        configuration.cache = nil
-        let client = HTTPClient(baseURL: refused.baseURL, configuration: configuration)
+        let client = testClient(baseURL: refused.baseURL, transport)
         // One attempt only: had a refusal been final or counted, the item would be failed or dead.
         var outboxConfiguration = Outbox.Configuration.default
         outboxConfiguration.baseDelay = 0.01
@@ -163,7 +147,7 @@ struct ConnectivityTests {
         arguments: HTTPClient.TransportKind.testedKinds)
     func outboxSurvivesUnroutable(transport: HTTPClient.TransportKind) async throws {
         let directory = try TemporaryDirectory()
-        let client = HTTPClient(baseURL: Self.unroutableURL, configuration: Self.configuration(transport))
+        let client = testClient(baseURL: Self.unroutableURL, transport)
         var outboxConfiguration = Outbox.Configuration.default
         outboxConfiguration.baseDelay = 0.01
         outboxConfiguration.maximumDelay = 0.05

@@ -19,12 +19,19 @@ func withServer<T>(
 func testClient(
     _ server: LocalHTTPServer, _ transport: HTTPClient.TransportKind, configure: (inout HTTPClient.Configuration) -> Void = { _ in }
 ) -> HTTPClient {
+    testClient(baseURL: server.baseURL, transport, configure: configure)
+}
+
+/// The same client for a base URL no `LocalHTTPServer` serves (a refused port, an unroutable address).
+func testClient(
+    baseURL: URL, _ transport: HTTPClient.TransportKind, configure: (inout HTTPClient.Configuration) -> Void = { _ in }
+) -> HTTPClient {
     var configuration = HTTPClient.Configuration.default
     configuration.transport = transport
     configuration.cache = nil
     configuration.monitorsReachability = false
     configure(&configuration)
-    return HTTPClient(baseURL: server.baseURL, configuration: configuration)
+    return HTTPClient(baseURL: baseURL, configuration: configuration)
 }
 
 extension HTTPClient.Configuration {

@@ -70,11 +70,7 @@ struct HostileStreamTests {
     @Test("A refused port: the reconnection delay floor holds and the policy gives up", arguments: HTTPClient.TransportKind.testedKinds)
     func refusedPort(transport: HTTPClient.TransportKind) async throws {
         let refused = try RefusedPort()
-        var configuration = HTTPClient.Configuration.default
-        configuration.transport = transport
-        configuration.cache = nil
-        configuration.monitorsReachability = false
-        let client = HTTPClient(baseURL: refused.baseURL, configuration: configuration)
+        let client = testClient(baseURL: refused.baseURL, transport)
         let started = ContinuousClock.now
         await #expect {
             for try await _ in client.serverSentEvents(
