@@ -19,11 +19,11 @@ struct OperationFootprintTests {
             #expect(operation.responseData == nil)
             #expect(operation.metrics == nil)
             #expect(operation.state == .ready)
-            #expect(!operation.mutableState.withLock { $0.hasRunState })
+            #expect(!operation.mutableState.withLock { $0.transfer.hasRecord })
             client.operationQueue.isSuspended = false
             let outcome = await probe.outcome()
             #expect(try #require(outcome.data).jsonObject["url"] as? String == server.baseURL.appendingPathComponent("get").absoluteString)
-            #expect(operation.mutableState.withLock { $0.hasRunState })
+            #expect(operation.mutableState.withLock { $0.transfer.hasRecord })
             #expect(operation.response?.statusCode == 200)
         }
     }

@@ -378,10 +378,7 @@ open class HTTPClient: @unchecked Sendable {
     /// unless this client built it (they were adopted then): settings are adopted once per
     /// operation, and the check shares the lock the enqueue mark takes.
     private func claim(_ operation: HTTPRequestOperation) {
-        let (first, adopted) = operation.mutableState.withLock { state -> (Bool, Bool) in
-            defer { state.enqueued = true }
-            return (!state.enqueued && !state.started, state.adoptedClient === self)
-        }
+        let (first, adopted) = operation.mutableState.withLock { ($0.transfer.enqueue(), $0.adoptedClient === self) }
         precondition(
             first,
             "HTTPClient.enqueue: the operation \(operation.debugName) was already enqueued or started; an operation runs once — make a new one"

@@ -74,10 +74,8 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
     ///   - options: How the destination is prepared; default ``Options/default``.
     public convenience init(request: URLRequest, destination: Destination, options: Options = .default) {
         self.init(request: request)
-        settings.withLock {
-            $0.destination = destination
-            $0.options = options
-        }
+        setting(\.destination, destination)
+        setting(\.options, options)
     }
 
     /// What a paused download needs to continue in another run of the program: persist it
@@ -100,13 +98,10 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
     /// bytes a server can continue from (the response had an `ETag` or `Last-Modified`).
     public var resumeState: ResumeState? {
         mutableState.withLock { state in
-            guard state.state == .paused, state.resumeOffset > 0, let validator = state.resumeValidator,
-                let file = state.bodyFile, let url = state.currentRequest.url
-            else { return nil }
-            let total = state.response.map { Self.expectedTotal(of: $0, offset: 0) } ?? state.resumeTotal
+            guard let point = state.transfer.resumePoint, let url = state.transfer.currentRequest.url else { return nil }
             return ResumeState(
-                url: url, validator: validator, bytesReceived: state.resumeOffset, partialFile: file.url,
-                totalBytes: total >= 0 ? total : nil)
+                url: url, validator: point.validator, bytesReceived: point.offset, partialFile: point.file.url,
+                totalBytes: point.total >= 0 ? point.total : nil)
         }
     }
 
@@ -123,25 +118,29 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
         let size = (try? FileManager.default.attributesOfItem(atPath: saved.partialFile.path)[.size] as? NSNumber)?.int64Value
         guard size == saved.bytesReceived, let file = try? ResponseBodyFile(url: saved.partialFile, appending: true) else { return }
         try? file.close()
-        mutableState.withLock { state in
-            state.resumeOffset = saved.bytesReceived
-            state.resumeValidator = saved.validator
-            state.resumeTotal = saved.totalBytes ?? -1
-            state.bytesReceived = saved.bytesReceived
-            state.bodyFile = file
+        mutableState.withLock {
+            $0.transfer.continues(saved: saved.bytesReceived, validator: saved.validator, total: saved.totalBytes ?? -1, file: file)
         }
     }
 
     /// Where the file goes.
     public var destination: Destination {
-        get { settings.withLock { $0.destination } }
-        set { settings.withLock { $0.destination = newValue } }
+        get { setting(\.destination) }
+        set { setting(\.destination, newValue) }
     }
 
     /// How the destination is prepared.
     public var options: Options {
-        get { settings.withLock { $0.options } }
-        set { settings.withLock { $0.options = newValue } }
+        get { setting(\.options) }
+        set { setting(\.options, newValue) }
+    }
+
+    private func setting<Value: Sendable>(_ path: any KeyPath<Settings, Value> & Sendable) -> Value {
+        settings.withLock { $0[keyPath: path] }
+    }
+
+    private func setting<Value: Sendable>(_ path: any WritableKeyPath<Settings, Value> & Sendable, _ value: Value) {
+        settings.withLock { $0[keyPath: path] = value }
     }
 
     /// Never chosen by a client's registration: downloads are asked for explicitly.
@@ -154,7 +153,7 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
 
     override func makeBodyFile(for response: HTTPResponseHead, appendingTo partialFile: URL?) throws -> ResponseBodyFile? {
         guard storesBody(of: response) else { return nil }
-        let (destination, options) = settings.withLock { ($0.destination, $0.options) }
+        let (destination, options) = (setting(\.destination), setting(\.options))
         let target = Self.target(for: destination, response: response)
         let directory = target.deletingLastPathComponent()
         if options.contains(.createIntermediateDirectories) {
@@ -166,7 +165,7 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
         }
         // Checked before a byte is read, and again before the move (the disk may change meanwhile).
         if !Self.mayWrite(to: target, options: options) { throw ConveyorError.downloadFailed(reason: .destinationExists(target)) }
-        settings.withLock { $0.target = target }
+        setting(\.target, target)
         if let partialFile { return try ResponseBodyFile(url: partialFile, appending: true) }
         return try ResponseBodyFile(
             url: directory.appendingPathComponent(".\(target.lastPathComponent).conveyor-partial-\(UUID().uuidString)"))
@@ -175,7 +174,7 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
     override func serializeResponse(
         request: URLRequest, response: HTTPResponseHead, data: Data, bodiless: Bool, serializer: any ResponseSerializer
     ) throws -> Any? {
-        let (file, target, options) = (mutableState.withLock { $0.bodyFile }, settings.withLock { $0.target }, options)
+        let (file, target, options) = (transfer { $0.bodyFile }, setting(\.target), options)
         guard let file, let target else {
             // No body file was opened (an empty 204): write what arrived so the caller still gets a file.
             let target = Self.target(for: destination, response: response)

@@ -12,21 +12,15 @@ extension HTTPRequestOperation {
         // The credential belongs to the origin the operation was made for: a redirect elsewhere
         // (which dropped `Authorization`) does not get it back.
         guard Origin.same(request.url, self.request.url) else {
-            mutableState.withLock { $0.appliedCredentialID = nil }
+            transfer { $0.credentialWithheld() }
             return request
         }
         var stamped = request
         if let credentialID = authenticator.apply(to: &stamped) {
-            mutableState.withLock { state in
-                state.appliedCredentialID = credentialID
-                state.credentialWaits = 0
-            }
+            transfer { $0.credentialApplied(credentialID) }
             return stamped
         }
-        let waits = mutableState.withLock { state -> Int in
-            state.credentialWaits += 1
-            return state.credentialWaits
-        }
+        let waits = transfer { $0.credentialWaitBegins() }
         // One wait is the rule; a second or third lets a refresh another operation started
         // meanwhile finish. Past that the authenticator's credentials expire faster than they
         // can be used, and waiting again would loop.
@@ -45,21 +39,11 @@ extension HTTPRequestOperation {
     /// refused challenge): a refusal of the credential this attempt carried parks the operation
     /// on the authenticator's refresh and replays the request once. Returns whether it did.
     func replayAfterCredentialRefresh(_ response: HTTPResponseHead, attempt: Int) -> Bool {
-        let candidate = mutableState.withLock { state -> (any Authenticator)? in
-            guard state.attempt == attempt, !state.completionClaimed, state.state == .executing,
-                state.appliedCredentialID != nil, state.credentialReplays == 0
-            else { return nil }
-            return state.authenticator
-        }
+        let candidate = mutableState.withLock { $0.transfer.mayReplay(attempt: attempt) ? $0.authenticator : nil }
         // The authenticator is the caller's code: asked outside the lock.
         guard let authenticator = candidate, authenticator.requiresRefresh(response) else { return false }
-        let claimed = mutableState.withLock { state -> (task: (any TransportTask)?, credentialID: String?)? in
-            guard state.attempt == attempt, !state.completionClaimed, state.state == .executing else { return nil }
-            state.attempt += 1  // the rest of this attempt is not listened to
-            state.credentialReplays += 1  // a replay, not a retry: `retryCount` stays
-            defer { state.task = nil }
-            return (state.task, state.appliedCredentialID)
-        }
+        // The rest of this attempt is not listened to; a replay, not a retry: `retryCount` stays.
+        let claimed = transfer { $0.replayBegins(attempt: attempt) }
         guard let claimed else { return false }
         claimed.task?.cancel()
         waitForCredential(from: authenticator, replacing: claimed.credentialID)
@@ -73,7 +57,7 @@ extension HTTPRequestOperation {
         authenticator.refresh(replacing: credentialID) { [weak self] result in
             guard let self else { return }
             switch result {
-            case .success: self.send(self.mutableState.withLock { $0.currentRequest })
+            case .success: self.send(self.currentRequest)
             case .failure(let error): self.fail(error, response: nil, retryable: false)
             }
         }

@@ -21,13 +21,13 @@ extension HTTPRequestOperation {
     /// ``GracefulShutdown`` for finishing transfers when the process is told to stop.
     /// - Parameter expirationHandler: Runs on the main thread when time runs out; nil for none.
     public func setShouldExecuteAsBackgroundTask(expirationHandler: (@Sendable () -> Void)? = nil) {
-        mutableState.withLock { $0.backgroundTask = BackgroundTaskRequest(expirationHandler: expirationHandler, identifier: nil) }
+        transfer { $0.backgroundTask = BackgroundTaskRequest(expirationHandler: expirationHandler, identifier: nil) }
     }
 
     /// Begins the requested background task, if any (called at start).
     func beginBackgroundTaskIfRequested() {
         #if canImport(UIKit) && !os(watchOS)
-            guard let request = mutableState.withLock({ $0.backgroundTask }), request.identifier == nil else { return }
+            guard let request = transfer({ $0.backgroundTask }), request.identifier == nil else { return }
             DispatchQueue.main.async { [self] in
                 MainActor.assumeIsolated {
                     let identifier = UIApplication.shared.beginBackgroundTask { [self] in
@@ -36,8 +36,8 @@ extension HTTPRequestOperation {
                         endBackgroundTaskIfAny()
                     }
                     let finished = mutableState.withLock { state -> Bool in
-                        state.backgroundTask?.identifier = identifier.rawValue
-                        return state.state == .finished
+                        state.transfer.backgroundTask?.identifier = identifier.rawValue
+                        return state.transfer.lifecycle == .finished
                     }
                     if finished { endBackgroundTaskIfAny() }
                 }
@@ -49,8 +49,8 @@ extension HTTPRequestOperation {
     func endBackgroundTaskIfAny() {
         #if canImport(UIKit) && !os(watchOS)
             let identifier = mutableState.withLock { state -> Int? in
-                defer { state.backgroundTask?.identifier = nil }
-                return state.backgroundTask?.identifier
+                defer { state.transfer.backgroundTask?.identifier = nil }
+                return state.transfer.backgroundTask?.identifier
             }
             guard let identifier else { return }
             DispatchQueue.main.async {

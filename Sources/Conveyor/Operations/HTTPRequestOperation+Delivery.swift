@@ -5,22 +5,12 @@ extension HTTPRequestOperation {
     /// calls it once, after the block returned — on the callback queue, or inline for async
     /// callers, whose block resumes their continuation.
     func completionDelivered() {
-        let waiters = mutableState.withLock { state -> [@Sendable () -> Void] in
-            state.completionDelivered = true
-            defer { state.deliveryWaiters = [] }
-            return state.deliveryWaiters
-        }
-        waiters.forEach { $0() }
+        transfer { $0.completionRan() }.forEach { $0() }
     }
 
     /// Calls `body` once the completion block has run: at once when it has, else right after it,
     /// on the thread that ran it. An operation that never finishes never calls it.
     func whenCompletionDelivered(_ body: @escaping @Sendable () -> Void) {
-        let delivered = mutableState.withLock { state -> Bool in
-            if state.completionDelivered { return true }
-            state.deliveryWaiters.append(body)
-            return false
-        }
-        if delivered { body() }
+        if !transfer({ $0.whenCompletionRuns(body) }) { body() }
     }
 }

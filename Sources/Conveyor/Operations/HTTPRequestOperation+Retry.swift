@@ -15,24 +15,24 @@ extension Notification.Name {
 extension HTTPRequestOperation {
     /// Fails the current attempt: retries when the policy allows, finishes otherwise.
     func fail(_ error: ConveyorError, response: HTTPResponseHead?, retryable: Bool) {
-        let context = mutableState.withLock { state -> (RetryPolicy, RetryPolicy.Context, [DeadlineTimer])? in
-            guard retryable, !state.completionClaimed, state.state == .executing, !error.isCancelled else { return nil }
-            // Checked first: the context builds the Foundation response, which a failure that is
-            // not retried never needs.
-            guard state.retryCount + 1 < state.retryPolicy.maximumAttempts else { return nil }
+        let failed = mutableState.withLock { state -> (RetryPolicy, RetryPolicy.Context, TransferStateMachine.Halt)? in
+            let policy = state.retryPolicy
+            guard
+                let (count, halt) = state.transfer.attemptFailed(
+                    retryable: retryable, cancelled: error.isCancelled, maximumAttempts: policy.maximumAttempts)
+            else { return nil }
+            // Built only here: the context makes the Foundation response, which a failure that
+            // is not retried never needs.
             let context = RetryPolicy.Context(
-                request: state.currentRequest, response: response?.urlResponse, error: error, attemptCount: state.retryCount + 1)
-            // Stop listening to the failed task while the decision is made, and stop the clocks:
-            // a decision may wait for a person ("Retry?"), which is no part of any attempt.
-            state.attempt += 1
-            state.task = nil
-            return (state.retryPolicy, context, state.takeTimers())
+                request: state.transfer.currentRequest, response: response?.urlResponse, error: error, attemptCount: count)
+            return (policy, context, halt)
         }
-        guard let (policy, context, timers) = context, !isCancelled else {
+        guard let (policy, context, halt) = failed, !isCancelled else {
             finish(.failure(error))
             return
         }
-        timers.forEach { $0.cancel() }
+        halt.timers.forEach { $0.cancel() }
+        halt.task?.cancel()
         let decided: @Sendable (RetryPolicy.Decision) -> Void = { [self] decision in
             switch decision {
             case .doNotRetry:
@@ -51,40 +51,20 @@ extension HTTPRequestOperation {
     }
 
     private func scheduleRetry(after delay: TimeInterval, request: URLRequest?, error: ConveyorError) {
-        let attemptNumber = mutableState.withLock { state -> Int? in
-            guard !state.completionClaimed, state.state == .executing else { return nil }
-            state.retryCount += 1
-            if let request { state.currentRequest = request }
-            // A download cut off mid-body continues with Range where the server can resume it.
-            if let response = state.response, response.statusCode == 200 || response.statusCode == 206,
-                state.bytesReceived > 0, let validator = Self.validator(of: response), state.currentRequest.httpMethod ?? "GET" == "GET"
-            {
-                state.resumeOffset = state.bytesReceived
-                state.resumeValidator = validator
-                if let file = state.bodyFile, (try? file.close()) == nil {
-                    // Not all kept bytes reached the file: start over rather than resume a gap.
-                    state.resumeOffset = 0
-                    state.resumeValidator = nil
-                }
-            } else {
-                state.resumeOffset = 0
-                state.resumeValidator = nil
-            }
-            return state.retryCount + 1
-        }
-        guard let attemptNumber else { return }
+        guard let (attemptNumber, file) = transfer({ $0.retryScheduled(request: request) }) else { return }
+        // A download cut off mid-body continues with Range where the server can resume it.
+        closeKeptBytes(file)
         NotificationCenter.default.post(
             name: .conveyorOperationWillRetry, object: self, userInfo: ["attempt": attemptNumber, "error": error])
         let timer = makeTimer(after: max(0, delay)) { [weak self] in
-            guard let self else { return }
-            self.mutableState.withLock { $0.retryTimer = nil }
+            guard let self, let next = self.transfer({ $0.retryTimerFired() }) else { return }
             // The next attempt gets fresh idle and resource budgets.
             self.armTimers()
-            self.send(self.mutableState.withLock { $0.currentRequest })
+            self.send(next)
         }
-        mutableState.withLock { $0.retryTimer = timer }
+        if !transfer({ $0.retryTimerArmed(timer) }) { timer.cancel() }
     }
 
     /// Retries made so far (0 while the first attempt runs).
-    public var retryCount: Int { mutableState.withLock { $0.retryCount } }
+    public var retryCount: Int { transfer { $0.retryCount } }
 }

@@ -43,7 +43,7 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// - Parameter request: The request to send.
     public required init(request: URLRequest) {
         self.request = request
-        self.mutableState = Lock(MutableState(currentRequest: request))
+        self.mutableState = Lock(MutableState(request: request))
         super.init()
     }
 
@@ -90,9 +90,7 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// Cancels with a reason the failure reports (`.shuttingDown` when a client drains).
     func cancel(reason: ConveyorError.CancellationReason) {
         guard !isFinished else { return }
-        mutableState.withLock { state in
-            if state.cancellationReason == nil { state.cancellationReason = reason }
-        }
+        transfer { $0.cancelRequested(reason) }
         super.cancel()
         finishIfCancelledWhileExecuting()
     }
@@ -100,9 +98,9 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// Always true: the operation runs its transfer without blocking a queue thread.
     open override var isAsynchronous: Bool { true }
     /// Whether the transfer is under way.
-    open override var isExecuting: Bool { mutableState.withLock { $0.state == .executing } }
+    open override var isExecuting: Bool { state == .executing }
     /// Whether the operation has finished (the completion block has been scheduled).
-    open override var isFinished: Bool { mutableState.withLock { $0.state == .finished } }
+    open override var isFinished: Bool { state == .finished }
 
     // MARK: - Hooks for subclasses (declared here: extension members cannot be overridden)
 
@@ -152,14 +150,14 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// The queue the completion blocks run on. Default: the client's callback queue, or
     /// `DispatchQueue.conveyorDefaultCallbackQueue` for an operation no client built or enqueued.
     public var callbackQueue: DispatchQueue {
-        get { mutableState.withLock { $0.callbackQueue } }
+        get { read(\.callbackQueue) }
         set { assign(\.callbackQueue, newValue, as: .callbackQueue) }
     }
 
     /// Status codes that count as success. Default `200..<300`.
     public var acceptableStatusCodes: IndexSet {
-        get { mutableState.withLock { $0.acceptableStatusCodes } }
-        set { mutableState.withLock { $0.acceptableStatusCodes = newValue } }
+        get { read(\.acceptableStatusCodes) }
+        set { write(\.acceptableStatusCodes, newValue) }
     }
 
     /// MIME types (without parameters; `type/*`, `*/*` and `+json`-style suffixes allowed) a
@@ -168,25 +166,25 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// Setting nil returns to the serializer's; set `["*/*"]` to accept anything.
     public var acceptableContentTypes: Set<String>? {
         get { mutableState.withLock { $0.acceptableContentTypes ?? $0.responseSerializer.acceptableContentTypes } }
-        set { mutableState.withLock { $0.acceptableContentTypes = newValue?.lowercasedSet } }
+        set { write(\.acceptableContentTypes, newValue?.lowercasedSet) }
     }
 
     /// Turns the validated body into the value passed to the success block. Default ``ResponseSerializer/data``.
     public var responseSerializer: any ResponseSerializer {
-        get { mutableState.withLock { $0.responseSerializer } }
-        set { mutableState.withLock { $0.responseSerializer = newValue } }
+        get { read(\.responseSerializer) }
+        set { write(\.responseSerializer, newValue) }
     }
 
     /// Decides how authentication challenges are answered before ``credential`` is tried;
     /// nil (the default, or the client's) uses ``credential`` alone. See ``AuthenticationChallengeHandler``.
     public var authenticationChallengeHandler: AuthenticationChallengeHandler? {
-        get { mutableState.withLock { $0.challengeHandler } }
+        get { read(\.challengeHandler) }
         set { assign(\.challengeHandler, newValue, as: .challengeHandler) }
     }
 
     /// When the operation sends failed attempts again. Default: the client's, or ``RetryPolicy/none``.
     public var retryPolicy: RetryPolicy {
-        get { mutableState.withLock { $0.retryPolicy } }
+        get { read(\.retryPolicy) }
         set { assign(\.retryPolicy, newValue, as: .retryPolicy) }
     }
 
@@ -194,8 +192,8 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// ``ConveyorError/timedOut(_:after:)`` (`.idle`); fractions are honoured. Default the
     /// request's `timeoutInterval` (the client sets it from its configuration).
     public var idleTimeout: TimeInterval {
-        get { mutableState.withLock { $0.idleTimeout } }
-        set { mutableState.withLock { $0.idleTimeout = newValue } }
+        get { read(\.idleTimeout) }
+        set { write(\.idleTimeout, newValue) }
     }
 
     /// Seconds one attempt (its redirects included) may take before it fails with
@@ -204,7 +202,7 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// again. No clock runs while paused or while the retry policy's `decide` is pending.
     /// Default: the client's ``HTTPClient/Configuration/resourceTimeout``.
     public var resourceTimeout: TimeInterval? {
-        get { mutableState.withLock { $0.resourceTimeout } }
+        get { read(\.resourceTimeout) }
         set { assign(\.resourceTimeout, newValue, as: .resourceTimeout) }
     }
 
@@ -212,7 +210,7 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// ``HTTPClient/defaultCredential``. A challenge that this credential fails (or that comes
     /// when there is none) fails the operation with ``ConveyorError/authenticationFailed(response:data:)``.
     public var credential: URLCredential? {
-        get { mutableState.withLock { $0.credential.value } }
+        get { read(\.credential.value) }
         set { assign(\.credential, LockedReference(newValue), as: .credential) }
     }
 
@@ -221,13 +219,13 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// Assign nil to send one request without it — the token request of a refresh sent through
     /// the same client, say.
     public var authenticator: (any Authenticator)? {
-        get { mutableState.withLock { $0.authenticator } }
+        get { read(\.authenticator) }
         set { assign(\.authenticator, newValue, as: .authenticator) }
     }
 
     /// Which redirects are followed. Default: the client's, or ``RedirectPolicy/default``.
     public var redirectPolicy: RedirectPolicy {
-        get { mutableState.withLock { $0.redirectPolicy } }
+        get { read(\.redirectPolicy) }
         set { assign(\.redirectPolicy, newValue, as: .redirectPolicy) }
     }
 
@@ -241,14 +239,14 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// (``FileDownloadOperation``) are not limited. Default: the client's
     /// ``HTTPClient/Configuration/maximumResponseSize``, or 100 MB.
     public var maximumResponseSize: Int64? {
-        get { mutableState.withLock { $0.maximumResponseSize } }
+        get { read(\.maximumResponseSize) }
         set { assign(\.maximumResponseSize, newValue, as: .maximumResponseSize) }
     }
 
     /// The HTTP cache the operation reads and writes. Default: the client's
     /// ``HTTPClient/Configuration/cache``, or nil (no caching) for an operation no client built or enqueued.
     public var cache: HTTPCache? {
-        get { mutableState.withLock { $0.cache } }
+        get { read(\.cache) }
         set { assign(\.cache, newValue, as: .cache) }
     }
 
@@ -257,17 +255,17 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// ``HTTPClient/Configuration/cachePolicy``.
     public var cachePolicy: HTTPCache.Policy {
         get { mutableState.withLock { $0.cachePolicy ?? HTTPCache.Policy(request.cachePolicy) ?? $0.defaultCachePolicy } }
-        set { mutableState.withLock { $0.cachePolicy = newValue } }
+        set { write(\.cachePolicy, newValue) }
     }
 
     /// Where the response came from: the network, or the cache (see ``HTTPCache/ResponseSource``).
-    public var responseSource: HTTPCache.ResponseSource { mutableState.withLock { $0.responseSource } }
+    public var responseSource: HTTPCache.ResponseSource { transfer { $0.responseSource } }
 
     /// Sets the block that sees each response before ``cache`` stores it, as AFNetworking's
     /// `setCacheResponseBlock:`: return it (changed or not) to store it, nil to refuse it.
     /// - Parameter block: The block; nil stores responses as they are.
     public func setCacheResponseBlock(_ block: CacheResponseHandler?) {
-        mutableState.withLock { $0.cacheResponseHandler = block }
+        write(\.cacheResponseHandler, block)
     }
 
     /// Where the response body goes instead of memory, as AFNetworking's `outputStream`: the
@@ -294,14 +292,14 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// cannot be rewound. Set it before the operation starts; ``maximumResponseSize`` does not
     /// apply. Default nil.
     public var outputStream: OutputStream? {
-        get { mutableState.withLock { $0.outputSink }?.stream }
-        set { mutableState.withLock { $0.outputSink = newValue.map(OutputStreamSink.init) } }
+        get { read(\.outputSink)?.stream }
+        set { write(\.outputSink, newValue.map(OutputStreamSink.init)) }
     }
 
     /// Free-form values for the caller's own bookkeeping.
     public var userInfo: [String: any Sendable] {
-        get { mutableState.withLock { $0.userInfo } }
-        set { mutableState.withLock { $0.userInfo = newValue } }
+        get { read(\.userInfo) }
+        set { write(\.userInfo, newValue) }
     }
 
     /// Sets the blocks run when the operation finishes; exactly one of them runs, once.
@@ -330,7 +328,7 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// the operation starts.
     /// - Parameter block: The block; nil keeps bodies in memory.
     public func setChunkReceivedBlock(_ block: ChunkHandler?) {
-        mutableState.withLock { $0.chunkHandler = block }
+        write(\.chunkHandler, block)
     }
 
     /// Called with the operation and a response head.
@@ -342,67 +340,59 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// response; a retried or resumed transfer reports its new response again.
     /// - Parameter block: The block; nil removes it.
     public func setResponseReceivedBlock(_ block: ResponseHandler?) {
-        mutableState.withLock { $0.responseReceivedHandler = block }
+        write(\.responseReceivedHandler, block)
     }
 
     /// Sets the block called on the callback queue as request body bytes are sent
     /// (multipart and plain uploads). The expected total is the body's length.
     /// - Parameter block: The block; nil removes it.
     public func setUploadProgressBlock(_ block: ProgressHandler?) {
-        mutableState.withLock { $0.uploadProgressHandler = block }
+        write(\.uploadProgressHandler, block)
     }
 
     /// Sets the block called on the callback queue as response body bytes arrive. The
     /// expected total is the response's `Content-Length`, or -1 when it has none.
     /// - Parameter block: The block; nil removes it.
     public func setDownloadProgressBlock(_ block: ProgressHandler?) {
-        mutableState.withLock { $0.downloadProgressHandler = block }
+        write(\.downloadProgressHandler, block)
     }
 
     /// The request body sent so far, as a `Progress` (total -1 while unknown).
     ///
     /// Created on first access and kept up to date from then on: a corelibs `Progress` update
     /// takes locks and posts KVO, and nobody needs thousands of them per download otherwise.
-    public var uploadProgress: Progress { progress(\.uploadProgressObject, completed: \.bytesSent, expected: \.uploadExpected) }
+    public var uploadProgress: Progress { progress(upload: true) }
 
     /// The response body received so far, as a `Progress`: total from `Content-Length` (or
     /// `Content-Range`), -1 while unknown or when more arrives than announced (a gzip body).
     /// Created on first access, like ``uploadProgress``.
-    public var downloadProgress: Progress { progress(\.downloadProgressObject, completed: \.bytesReceived, expected: \.downloadExpected) }
+    public var downloadProgress: Progress { progress(upload: false) }
 
-    /// The `Progress` at `path`, created with the current counts if it does not exist yet.
-    private func progress(
-        _ path: WritableKeyPath<MutableState, LockedReference<Progress>?>,
-        completed: KeyPath<MutableState, Int64>, expected: KeyPath<MutableState, Int64>
-    ) -> Progress {
-        let (progress, created, done, total) = mutableState.withLock { state -> (Progress, Bool, Int64, Int64) in
-            if let existing = state[keyPath: path] { return (existing.value, false, 0, 0) }
-            let progress = Progress(totalUnitCount: -1)
-            state[keyPath: path] = LockedReference(progress)
-            return (progress, true, state[keyPath: completed], state[keyPath: expected])
-        }
-        if created { updateProgress(progress, completed: done, expected: total) }
+    /// The upload or download `Progress`, created with the current counts if it does not exist yet.
+    private func progress(upload: Bool) -> Progress {
+        let (progress, made, completed, expected) = transfer { $0.progress(upload: upload) }
+        if made { updateProgress(progress, completed: completed, expected: expected) }
         return progress
     }
 
     // MARK: - Results
 
     /// The request sent last: ``request``, or the target of the last redirect followed.
-    public var currentRequest: URLRequest { mutableState.withLock { $0.currentRequest } }
+    public var currentRequest: URLRequest { transfer { $0.currentRequest } }
 
     /// The last response head received, as Foundation's type; nil before it arrives.
     ///
     /// Built from ``responseHead`` on first access and kept: code on the hot path (serializers,
     /// validation, hooks) reads ``responseHead``, which costs nothing extra.
-    public var response: HTTPURLResponse? { mutableState.withLock { $0.response }?.urlResponse }
+    public var response: HTTPURLResponse? { responseHead?.urlResponse }
 
     /// The last response head received; nil before it arrives.
-    public var responseHead: HTTPResponseHead? { mutableState.withLock { $0.response } }
+    public var responseHead: HTTPResponseHead? { transfer { $0.response } }
 
     /// The body received so far; nil before a response arrives.
     public var responseData: Data? {
         let (data, sink) = mutableState.withLock { state -> (Data?, OutputStreamSink?) in
-            (state.response == nil ? nil : state.data, state.streamsBody ? state.outputSink : nil)
+            (state.transfer.response == nil ? nil : state.transfer.data, state.transfer.streamsBody ? state.outputSink : nil)
         }
         guard let sink else { return data }
         return sink.memoryContents ?? Data()
@@ -411,19 +401,19 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// The body decoded as text with the response's charset (a BOM, UTF-8 or ISO-8859-1 when
     /// it names none); nil when there is no body or the charset does not decode it.
     public var responseString: String? {
-        let charset = mutableState.withLock { $0.response?.textEncodingName }
+        let charset = responseHead?.textEncodingName
         guard let data = responseData, !data.isEmpty else { return nil }
         return try? CharsetDecoder.decode(data, charset: charset)
     }
 
     /// The value the ``responseSerializer`` produced; nil until the operation succeeded.
-    public var responseObject: Any? { mutableState.withLock { $0.responseObject?.value } }
+    public var responseObject: Any? { transfer { $0.responseObject?.value } }
 
     /// Why the operation failed; nil while it runs and after success.
-    public var error: ConveyorError? { mutableState.withLock { $0.error } }
+    public var error: ConveyorError? { transfer { $0.error } }
 
     /// Timing and size facts measured by the operation; nil until it finished.
-    public var metrics: OperationMetrics? { mutableState.withLock { $0.metrics } }
+    public var metrics: OperationMetrics? { transfer { $0.metrics } }
 }
 
 extension HTTPRequestOperation {

@@ -27,8 +27,7 @@ public struct OperationMetrics: Sendable, Equatable {
     /// Linux) or no exchange took place (an answer from the cache).
     public let transfer: TransferMetrics?
 
-    init(state: HTTPRequestOperation.MutableState) {
-        let now = DispatchTime.now()
+    init(record state: TransferRecord, now: DispatchTime) {
         let start = state.startTime ?? now
         func seconds(_ end: DispatchTime) -> TimeInterval {
             Double(end.uptimeNanoseconds &- start.uptimeNanoseconds) / 1e9

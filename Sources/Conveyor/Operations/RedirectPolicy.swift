@@ -62,7 +62,7 @@ extension HTTPRequestOperation {
     /// The request to send next when `response` is a redirect to follow; nil when it is not.
     func redirectRequest(after response: HTTPResponseHead) throws -> URLRequest? {
         guard Self.redirectStatusCodes.contains(response.statusCode) else { return nil }
-        let (policy, current, count) = mutableState.withLock { ($0.redirectPolicy, $0.currentRequest, $0.redirectCount) }
+        let (policy, current, count) = mutableState.withLock { ($0.redirectPolicy, $0.transfer.currentRequest, $0.transfer.redirectCount) }
         guard policy.maximumRedirects > 0 else { return nil }
         let location = response.value(forHTTPHeaderField: "Location")
         guard let location, let target = URL(string: location, relativeTo: response.url)?.absoluteURL,
@@ -95,7 +95,7 @@ extension HTTPRequestOperation {
             guard let approved = handler(next, response) else { return nil }
             next = approved
         }
-        mutableState.withLock { $0.redirectCount += 1 }
+        transfer { $0.redirectFollowed() }
         return next
     }
 

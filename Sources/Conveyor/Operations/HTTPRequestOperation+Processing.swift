@@ -1,0 +1,114 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension HTTPRequestOperation {
+    func attemptDidComplete(response: HTTPResponseHead?, error: (any Error)?, attempt: Int) {
+        guard transfer({ $0.isCurrent(attempt) }) else { return }
+        // URLSession ends a task whose challenge was refused with an error, the 401 only in its
+        // response: the authenticator may still refresh and replay.
+        if error != nil, let response, replayAfterCredentialRefresh(response, attempt: attempt) { return }
+        if let error {
+            fail(failure(for: error, response: response), response: response, retryable: true)
+            return
+        }
+        guard let response else {
+            fail(.network(URLError(.badServerResponse)), response: nil, retryable: true)
+            return
+        }
+        do {
+            if let next = try redirectRequest(after: response) {
+                send(next)
+                return
+            }
+        } catch let error as ConveyorError {
+            fail(error, response: response, retryable: false)
+            return
+        } catch {
+            fail(.network(URLError(.badServerResponse)), response: response, retryable: false)
+            return
+        }
+        let inline = mutableState.withLock { state in
+            state.transfer.bodyFile == nil && !state.transfer.streamsBody && state.transfer.data.count <= Self.inlineSerializationLimit
+                && state.responseSerializer is any CheapSerialization
+        }
+        if inline {
+            process(response, attempt: attempt)
+        } else {
+            conveyorProcessingQueue.async { self.process(response, attempt: attempt) }
+        }
+    }
+
+    /// Bodies up to this size are serialized on the transport's thread by the built-in
+    /// serializers (see `CheapSerialization`); larger ones on the processing queue, so a big
+    /// JSON document never holds up the events of the client's other transfers.
+    static let inlineSerializationLimit = 16 * 1024
+
+    /// Validates and serializes the final response, off the callback queue (see
+    /// ``ResponseSerializer`` for the order of the checks).
+    func process(_ response: HTTPResponseHead, attempt: Int) {
+        guard
+            let (request, kept, sink, received, codes, types, serializer) = ifCurrent(
+                attempt,
+                {
+                    (
+                        $0.transfer.currentRequest, $0.transfer.data, $0.transfer.streamsBody ? $0.outputSink : nil,
+                        $0.transfer.bytesReceived, $0.acceptableStatusCodes,
+                        $0.acceptableContentTypes ?? $0.responseSerializer.acceptableContentTypes, $0.responseSerializer
+                    )
+                })
+        else { return }
+        // A body written to the output stream is serialized from a memory stream's contents;
+        // another stream's bytes are the caller's, and the value is the serializer's empty one.
+        let data = sink.map { $0.memoryContents ?? Data() } ?? kept
+        let body = data.isEmpty ? nil : data
+        guard codes.contains(response.statusCode) else {
+            fail(
+                .unacceptableStatusCode(response.statusCode, response: response.urlResponse, data: body), response: response,
+                retryable: true)
+            return
+        }
+        let bodiless = received == 0 && (response.statusCode == 204 || response.statusCode == 205 || request.httpMethod == "HEAD")
+        if received > 0, let types, !types.isEmpty, !ContentTypes.matches(response.mimeType, types) {
+            finish(.failure(.unacceptableContentType(response.mimeType, acceptable: types, response: response.urlResponse, data: body)))
+            return
+        }
+        if let sink, sink.memoryContents == nil {
+            finish(.success(OneWayTransfer(try? serializer.emptyResponseValue(request: request, response: response))))
+            return
+        }
+        do {
+            let value = try serializeResponse(request: request, response: response, data: data, bodiless: bodiless, serializer: serializer)
+            finish(.success(OneWayTransfer(value)))
+        } catch let error as ConveyorError {
+            finish(.failure(error))
+        } catch {
+            finish(.failure(.responseSerializationFailed(underlying: error, response: response.urlResponse, data: body)))
+        }
+    }
+
+    /// Maps what the transport reported into the error the caller sees.
+    private func failure(for error: any Error, response: HTTPResponseHead?) -> ConveyorError {
+        if isCancelled { return .cancelled(reason: cancellationReason) }
+        let data = transfer { $0.data.isEmpty ? nil : $0.data }
+        // A refused or failed challenge ends the task with an error but leaves the 401 (or
+        // 407) in the task's response: that is an authentication failure, not a network one.
+        if let response, response.statusCode == 401 || response.statusCode == 407 {
+            return .authenticationFailed(response: response.urlResponse, data: data)
+        }
+        // Transports decide what their errors mean (CurlErrors, URLSessionErrors): a
+        // ConveyorError, or a URLError in the shared vocabulary; only the operation's own
+        // facts (its idle timeout, a challenge it answered) are added here.
+        if let error = error as? ConveyorError { return error }
+        if let urlError = error as? URLError {
+            if urlError.code == .timedOut { return .timedOut(.idle, after: read(\.idleTimeout)) }
+            if urlError.code == .userAuthenticationRequired || urlError.code == .userCancelledAuthentication {
+                return .authenticationFailed(response: response?.urlResponse, data: data)
+            }
+            return .network(urlError)  // the transport mapped its codes (CurlErrors, URLSessionErrors)
+        }
+        return .network(URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error as NSError]))
+    }
+}

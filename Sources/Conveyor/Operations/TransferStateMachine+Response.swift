@@ -1,0 +1,355 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension TransferStateMachine {
+    // MARK: - Credentials
+
+    /// The authenticator stamped `credentialID` on the attempt about to be sent.
+    mutating func credentialApplied(_ credentialID: String) {
+        record.appliedCredentialID = credentialID
+        record.credentialWaits = 0
+    }
+
+    /// The attempt goes to another origin: it carries no credential of the authenticator's.
+    mutating func credentialWithheld() {
+        guard let record = box else { return }
+        record.appliedCredentialID = nil
+    }
+
+    /// The authenticator had no credential to stamp: the attempt waits for its refresh. Returns
+    /// how many refreshes this attempt has waited for, this one included.
+    mutating func credentialWaitBegins() -> Int {
+        record.credentialWaits += 1
+        return record.credentialWaits
+    }
+
+    /// Whether a refused credential may be refreshed and the request replayed: the attempt is
+    /// current, carried a stamped credential, and no replay happened yet (one at most).
+    func mayReplay(attempt: Int) -> Bool {
+        isCurrent(attempt) && box?.appliedCredentialID != nil && box?.credentialReplays == 0
+    }
+
+    /// The attempt is dropped to wait for a refreshed credential (a replay, not a retry).
+    /// Returns its task to cancel and the credential to replace; nil when no longer current.
+    mutating func replayBegins(attempt: Int) -> (task: (any TransportTask)?, credentialID: String?)? {
+        guard isCurrent(attempt), let record = box else { return nil }
+        record.attempt += 1
+        record.credentialReplays += 1
+        defer { record.task = nil }
+        return (record.task, record.appliedCredentialID)
+    }
+
+    // MARK: - The response
+
+    enum HeadAction {
+        /// Not the current attempt.
+        case ignore
+        /// The ranged attempt's answer does not continue the kept bytes: cancel the task,
+        /// discard the file, send `request` again (it carries no `Range` now, so it cannot loop).
+        case restart(task: (any TransportTask)?, file: ResponseBodyFile?, request: URLRequest)
+        /// The head is the attempt's response: `previous` is the body file so far, which it
+        /// appends to when `keep` (a 206 continuing the kept bytes), else discards.
+        case accept(previous: ResponseBodyFile?, keep: Bool)
+    }
+
+    /// A response head arrived for `attempt`.
+    mutating func headArrived(_ response: HTTPResponseHead, attempt: Int, now: DispatchTime) -> HeadAction {
+        guard isCurrent(attempt), let record = box else { return .ignore }
+        if record.resumeOffset > 0, response.statusCode == 206 || response.statusCode == 416,
+            !(response.statusCode == 206
+                && Self.continues(response, offset: record.resumeOffset, validator: record.resumeValidator, total: keptTotal(record)))
+        {
+            record.attempt += 1  // the rest of this attempt is not listened to
+            record.resumeOffset = 0
+            record.resumeValidator = nil
+            record.data = Data()
+            record.bytesReceived = 0
+            defer {
+                record.task = nil
+                record.bodyFile = nil
+            }
+            return .restart(task: record.task, file: record.bodyFile, request: currentRequest)
+        }
+        let keep =
+            record.resumeOffset > 0 && response.statusCode == 206
+            && HTTPGrammar.contentRange(response.value(forHTTPHeaderField: "Content-Range"))?.first == record.resumeOffset
+        record.response = response
+        record.lastActivity = now
+        if record.firstByteTime == nil { record.firstByteTime = now }
+        if !keep {
+            record.data = Data()
+            record.bytesReceived = 0
+        }
+        record.resumeOffset = 0
+        record.resumeValidator = nil
+        streamsBody = false
+        defer { record.bodyFile = nil }
+        return .accept(previous: record.bodyFile, keep: keep)
+    }
+
+    /// Where the accepted response's body goes: `file` (a download's), or the stream consumers
+    /// when `streams`, else memory.
+    mutating func bodyRouted(to file: ResponseBodyFile?, streams: Bool) {
+        record.bodyFile = file
+        streamsBody = file == nil && streams
+    }
+
+    /// The head is handled; `followsRedirect` when it is a redirect about to be followed (its
+    /// body goes to no hook). Returns the bytes held and the whole body's expected size.
+    mutating func headDelivered(_ response: HTTPResponseHead, followsRedirect: Bool) -> (received: Int64, expected: Int64) {
+        let record = self.record
+        record.downloadExpected = Self.expectedTotal(of: response, offset: record.bytesReceived)
+        reportsResponse = !followsRedirect
+        return (record.bytesReceived, record.downloadExpected)
+    }
+
+    /// What a chunk changed, for the operation to hand on outside the lock.
+    struct ChunkUpdate {
+        var file: ResponseBodyFile?
+        var streams: Bool
+        var received: Int64
+        var expected: Int64
+        var reports: Bool
+    }
+
+    enum ChunkAction {
+        case ignore
+        /// The body bound for memory passed `limit`: what was held is released; fail.
+        case tooLarge(limit: Int64, response: HTTPResponseHead)
+        case accept(ChunkUpdate)
+    }
+
+    /// A body chunk arrived for `attempt`; `limit` is the most a body kept in memory may have.
+    mutating func chunkArrived(_ data: Data, attempt: Int, limit: Int64?, now: DispatchTime) -> ChunkAction {
+        guard isCurrent(attempt), let record = box else { return .ignore }
+        let count = Int64(data.count)
+        let inMemory = record.bodyFile == nil && !streamsBody
+        if inMemory, let limit, let response = record.response, Int64(record.data.count) + count > limit {
+            record.data = Data()
+            return .tooLarge(limit: limit, response: response)
+        }
+        if inMemory { record.data.append(data) }
+        record.bytesReceived += count
+        record.lastActivity = now
+        let expected = record.response.map { Self.expectedTotal(of: $0, offset: record.bytesReceived - count) } ?? -1
+        record.downloadExpected = expected
+        return .accept(
+            ChunkUpdate(
+                file: record.bodyFile, streams: streamsBody, received: record.bytesReceived, expected: expected, reports: reportsResponse))
+    }
+
+    /// Request body bytes went out for `attempt`; false when it is no longer current.
+    mutating func bytesSent(_ bytes: Int64, expected: Int64, attempt: Int, now: DispatchTime) -> Bool {
+        guard isCurrent(attempt), let record = box else { return false }
+        record.bytesSent += bytes
+        record.lastActivity = now
+        record.uploadExpected = expected
+        return true
+    }
+
+    /// A redirect is followed.
+    mutating func redirectFollowed() { record.redirectCount += 1 }
+
+    // MARK: - Backpressure
+
+    /// `count` bytes went to the chunk block; returns whether the transfer should pause now
+    /// (the blocks are `limit` bytes behind).
+    mutating func chunkQueued(_ count: Int, limit: Int) -> Bool {
+        let record = self.record
+        record.chunkBytesPending += count
+        guard !record.chunksPaused, record.chunkBytesPending >= limit else { return false }
+        record.chunksPaused = true
+        return true
+    }
+
+    /// The chunk block handled `count` bytes; returns whether to resume a transfer it paused
+    /// (half the limit is left).
+    mutating func chunkHandled(_ count: Int, limit: Int) -> Bool {
+        let record = self.record
+        record.chunkBytesPending -= count
+        guard record.chunksPaused, record.chunkBytesPending <= limit / 2 else { return false }
+        record.chunksPaused = false
+        return true
+    }
+
+    /// A consumer fell behind: returns the task to pause. Bytes can arrive before the task that
+    /// carries them is stored (a loaded machine deschedules the sender while the transport's
+    /// thread reads): the pause then waits here, and ``taskStarted(_:attempt:)`` applies it.
+    mutating func pauseReceiving() -> (any TransportTask)? {
+        if box?.task == nil { pausesWhenTaskStarts = true }
+        return box?.task
+    }
+
+    /// The consumer caught up: returns the task to resume (and drops a pause still waiting for it).
+    mutating func resumeReceiving() -> (any TransportTask)? {
+        pausesWhenTaskStarts = false
+        return box?.task
+    }
+
+    // MARK: - Failure and retry
+
+    /// An attempt failed. When the retry policy may see it (`retryable`, not a cancellation,
+    /// attempts left), the attempt is dropped and its clocks stopped while the policy decides
+    /// — a decision may wait for a person. Returns the attempt count for the policy's context
+    /// and what to stop; nil when the operation finishes with the error now.
+    mutating func attemptFailed(retryable: Bool, cancelled: Bool, maximumAttempts: Int) -> (attemptCount: Int, halt: Halt)? {
+        guard retryable, !cancelled, !isFinishing, lifecycle == .executing, retryCount + 1 < maximumAttempts else { return nil }
+        let record = self.record
+        record.attempt += 1
+        defer { record.task = nil }
+        return (record.retryCount + 1, Halt(task: record.task, timers: record.takeTimers(), file: nil))
+    }
+
+    /// The policy retries: counted, `request` (a `decide` block's) becomes the next one, and the
+    /// bytes received are kept where a ranged request can continue them. Returns the coming
+    /// attempt's number and the body file to close; nil when the operation stopped meanwhile.
+    mutating func retryScheduled(request: URLRequest?) -> (attemptNumber: Int, file: ResponseBodyFile?)? {
+        guard !isFinishing, lifecycle == .executing else { return nil }
+        let record = self.record
+        record.retryCount += 1
+        if let request { currentRequest = request }
+        return (record.retryCount + 1, keepReceivedBytes())
+    }
+
+    /// The back-off timer was made; false when the operation stopped meanwhile (cancel it).
+    mutating func retryTimerArmed(_ timer: DeadlineTimer) -> Bool {
+        guard !isFinishing, lifecycle == .executing else { return false }
+        record.retryTimer = timer
+        return true
+    }
+
+    /// The back-off is over: returns the request to send (after arming fresh timers), nil when
+    /// the operation stopped or paused meanwhile.
+    mutating func retryTimerFired() -> URLRequest? {
+        guard mayBeginAttempt, let record = box else { return nil }
+        record.retryTimer = nil
+        return currentRequest
+    }
+
+    /// The one decision whether received bytes can be continued with `Range`/`If-Range` (by a
+    /// resume after a pause, or by a retry after a dropped connection): a GET whose 200 or 206
+    /// brought some bytes and a validator `If-Range` accepts. Sets the resume point (or clears
+    /// it) and returns the body file to close before the continuation; if closing fails,
+    /// ``keptBytesLost()``.
+    mutating func keepReceivedBytes() -> ResponseBodyFile? {
+        let record = self.record
+        if let response = record.response, response.statusCode == 200 || response.statusCode == 206, record.bytesReceived > 0,
+            let validator = Self.validator(of: response), currentRequest.httpMethod ?? "GET" == "GET"
+        {
+            record.resumeOffset = record.bytesReceived
+            record.resumeValidator = validator
+        } else {
+            record.resumeOffset = 0
+            record.resumeValidator = nil
+        }
+        return record.bodyFile
+    }
+
+    /// The whole body's size the kept bytes belong to: from the response they came from, else
+    /// (a download resumed from a saved state) the saved total; -1 when unknown.
+    func keptTotal(_ record: TransferRecord) -> Int64 {
+        record.response.map { Self.expectedTotal(of: $0, offset: 0) } ?? record.resumeTotal
+    }
+
+    // MARK: - Finish
+
+    /// Claims the completion: the first caller gets what to stop and release; every later one
+    /// (a transport completion racing a cancel or a timeout) gets nil.
+    mutating func claimCompletion(_ result: Result<OneWayTransfer<Any?>, ConveyorError>, now: DispatchTime) -> (
+        halt: Halt, secrets: [String]
+    )? {
+        guard !isFinishing else { return nil }
+        isFinishing = true
+        let record = self.record
+        record.attempt += 1
+        switch result {
+        case .success(let value): record.responseObject = value
+        case .failure(let error): record.error = error
+        }
+        record.metrics = OperationMetrics(record: record, now: now)
+        defer {
+            record.task = nil
+            record.pinnedSecrets = []
+        }
+        return (Halt(task: record.task, timers: record.takeTimers(), file: record.bodyFile), record.pinnedSecrets)
+    }
+
+    /// The completion block ran (or there was none): returns the waiters to call.
+    mutating func completionRan() -> [@Sendable () -> Void] {
+        let record = self.record
+        record.completionDelivered = true
+        defer { record.deliveryWaiters = [] }
+        return record.deliveryWaiters
+    }
+
+    /// Keeps `body` for when the completion block has run; false when it has (call it now).
+    mutating func whenCompletionRuns(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let record = self.record
+        if record.completionDelivered { return false }
+        record.deliveryWaiters.append(body)
+        return true
+    }
+
+    // MARK: - Progress
+
+    /// The upload or download `Progress`, made with the current counts on first use.
+    mutating func progress(upload: Bool) -> (progress: Progress, made: Bool, completed: Int64, expected: Int64) {
+        let record = self.record
+        if let existing = upload ? record.uploadProgressObject : record.downloadProgressObject { return (existing.value, false, 0, 0) }
+        let progress = Progress(totalUnitCount: -1)
+        if upload {
+            record.uploadProgressObject = LockedReference(progress)
+        } else {
+            record.downloadProgressObject = LockedReference(progress)
+        }
+        return (
+            progress, true, upload ? record.bytesSent : record.bytesReceived, upload ? record.uploadExpected : record.downloadExpected
+        )
+    }
+
+    /// The `Progress` objects made so far.
+    var uploadProgress: Progress? { box?.uploadProgressObject?.value }
+    var downloadProgress: Progress? { box?.downloadProgressObject?.value }
+
+    // MARK: - Ranges (RFC 9110 §14)
+
+    /// Whether a 206 continues kept bytes: its `Content-Range` starts at `offset`, its total is
+    /// the `total` the kept bytes belong to (when both are known), its `Content-Length` is the
+    /// range's length, and its validator of the kind sent in `If-Range` — the `ETag` for an
+    /// entity tag, else `Last-Modified` — is `validator`. A 206 that leaves the validator out
+    /// is not taken on trust: RFC 9110 §15.3.7 has a server send the `ETag` it would send with
+    /// a 200, and one that does not cannot show its bytes belong to the kept ones.
+    static func continues(_ response: HTTPResponseHead, offset: Int64, validator: String?, total: Int64) -> Bool {
+        guard let range = HTTPGrammar.contentRange(response.value(forHTTPHeaderField: "Content-Range")), range.first == offset else {
+            return false
+        }
+        if total >= 0, let sent = range.total, sent != total { return false }
+        if let length = response.value(forHTTPHeaderField: "Content-Length").flatMap(HTTPGrammar.contentLength),
+            length != range.last - range.first + 1
+        {
+            return false
+        }
+        guard let validator else { return true }
+        let isEntityTag = validator.hasPrefix("\"") || validator.hasPrefix("W/")
+        let sent = response.value(forHTTPHeaderField: isEntityTag ? "ETag" : "Last-Modified")
+        return sent == validator
+    }
+
+    /// The whole body's expected size: `Content-Range`'s total for a 206, else `Content-Length`;
+    /// -1 when unknown. (`offset` is the part already held, for callers that add it.)
+    static func expectedTotal(of response: HTTPResponseHead, offset: Int64) -> Int64 {
+        if response.statusCode == 206, let total = HTTPGrammar.contentRange(response.value(forHTTPHeaderField: "Content-Range"))?.total {
+            return total
+        }
+        return response.expectedContentLength >= 0 ? response.expectedContentLength : -1
+    }
+
+    /// `ETag` if strong, else `Last-Modified`: the validators `If-Range` accepts (RFC 9110 §13.1.5).
+    static func validator(of response: HTTPResponseHead) -> String? {
+        if let etag = response.value(forHTTPHeaderField: "ETag"), !etag.hasPrefix("W/") { return etag }
+        return response.value(forHTTPHeaderField: "Last-Modified")
+    }
+}
