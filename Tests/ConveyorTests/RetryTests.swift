@@ -232,4 +232,55 @@ struct RetryTests {
             #expect(query.map(\.name) == ["filters[lang]", "page", "q"] && query.map(\.value) == ["en", "2", "swift"])
         }
     }
+
+    @Test(
+        "A timed-out attempt's transfer is stopped when the retry policy takes over: the server sees it end before the retry's answer",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func timedOutAttemptStops(transport: HTTPClient.TransportKind) async throws {
+        enum Event: Equatable { case firstTransferEnded, finished }
+        let events = AsyncStream.makeStream(of: Event.self)
+        var configuration = HTTPClient.Configuration.default
+        configuration.transport = transport
+        configuration.cache = nil
+        configuration.resourceTimeout = 0.5
+        // A long back-off: the old attempt, left running, would drip on through it.
+        configuration.retryPolicy = RetryPolicy(maximumAttempts: 2) { _, completion in completion(.retry(after: 4, request: nil)) }
+        try await withServer(configuration: configuration) { server, client in
+            let hits = Lock(0)
+            server.route("/drip-then-answer") { _ in
+                let hit = hits.withLock { count -> Int in
+                    count += 1
+                    return count
+                }
+                guard hit == 1 else { return .text("second") }
+                // One byte every 0.2 s for 8 s: far slower than the 0.5 s resource budget.
+                return .init(
+                    headers: ["Content-Length": "40"],
+                    body: .stream(chunked: false) { writer in
+                        do {
+                            for _ in 0..<40 {
+                                writer.pause(0.2)  // pacing the drip, not synchronisation
+                                try writer.write(Data("x".utf8))
+                            }
+                        } catch {
+                            events.continuation.yield(.firstTransferEnded)
+                            throw error
+                        }
+                    })
+            }
+            let probe = CompletionProbe()
+            let operation = client.operation(
+                with: try client.request(method: .get, path: "drip-then-answer"), success: nil, failure: nil)
+            probe.attach(to: operation)
+            client.enqueue(operation)
+            Task {
+                _ = await probe.outcome()
+                events.continuation.yield(.finished)
+            }
+            var iterator = events.stream.makeAsyncIterator()
+            #expect(await iterator.next() == .firstTransferEnded)
+            #expect(await probe.outcome().data.map { String(decoding: $0, as: UTF8.self) } == "second")
+            #expect(operation.retryCount == 1 && probe.callCount == 1)
+        }
+    }
 }
