@@ -67,6 +67,67 @@ struct DrainDeliveryTests {
     }
 
     @Test(
+        "A file download, an upload and a stream at once: drain cancels all three, and the two failure blocks ran and the stream ended with the shutdown when it returns",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func downloadUploadAndStreamHeard(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let heldDownload = HeldRoute(server, path: "/hold", fallback: Self.heldFor)
+        defer { heldDownload.release() }
+        let heldUpload = HeldRoute(server, path: "/hold-upload", fallback: Self.heldFor)
+        defer { heldUpload.release() }
+        let streaming = AsyncStream.makeStream(of: Void.self)
+        server.route("/drip-lines") { _ in
+            .init(
+                headers: ["Content-Type": "text/plain"],
+                body: .stream(chunked: true) { writer in
+                    streaming.continuation.yield()
+                    for index in 0..<600 {
+                        try writer.write(Data("line \(index)\n".utf8))
+                        guard writer.pause(0.1) else { return }  // pacing the drip, not synchronisation
+                    }
+                })
+        }
+        let client = testClient(server, transport) { $0.callbackQueue = Self.ownQueue() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-drain-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let body = directory.appendingPathComponent("upload.bin")
+        try Data(repeating: 7, count: 256 * 1024).write(to: body)
+        let download = Counter()
+        let upload = Counter()
+        let successes = Counter()
+        client.download(
+            "hold", to: .file(directory.appendingPathComponent("file")), success: { _, _ in successes.increment() },
+            failure: Self.slowFailure(download))
+        let uploading = client.operation(
+            with: try client.request(method: .post, path: "hold-upload", bodyFile: body), success: { _, _ in successes.increment() },
+            failure: Self.slowFailure(upload))
+        client.enqueue(uploading)
+        let stream = try await client.stream("drip-lines")
+        let consumer = Task { () -> ConveyorError? in
+            do {
+                for try await _ in stream.lines {}
+                return nil
+            } catch {
+                return error as? ConveyorError
+            }
+        }
+        await heldDownload.arrived()
+        await heldUpload.arrived()
+        for await _ in streaming.stream { break }
+        #expect(!(await client.drain(timeout: 0.2, completionGrace: Self.loadedGrace)))
+        // No waiting here: drain has returned, so the app has heard both outcomes.
+        #expect(download.count == 1 && upload.count == 1, "\(Self.seen.withLock { $0 })")
+        guard case .cancelled(.shuttingDown)? = await consumer.value else {
+            Issue.record("the stream did not end with the shutdown's cancellation")
+            return
+        }
+        client.configuration.callbackQueue.sync {}
+        #expect(download.count == 1 && upload.count == 1 && successes.count == 0)
+    }
+
+    @Test(
         "An operation that finishes within the deadline: its success block ran when drain returns",
         arguments: HTTPClient.TransportKind.testedKinds)
     func finishedInTimeHeard(transport: HTTPClient.TransportKind) async throws {
