@@ -89,7 +89,7 @@ struct TransferStateMachineTests {
     /// Every event, applied to a machine; the answer says whether the machine acted on it.
     enum Event: String, CaseIterable, CustomStringConvertible {
         case enqueue, start, cancel, pause, beginAttempt, staleTask, staleHead, head, chunk, bytesSent, wantsPause
-        case idleTimer, retryTimer, attemptFailed, retryScheduled, replay, claim, armTimers
+        case idleTimer, retryTimer, attemptFailed, retryScheduled, replay, claim, armTimers, pinSecrets, awaitConnection
 
         var description: String { rawValue }
 
@@ -134,6 +134,13 @@ struct TransferStateMachineTests {
             case .retryScheduled: return machine.retryScheduled(request: nil) != nil
             case .replay: return machine.mayReplay(attempt: attempt) && machine.replayBegins(attempt: attempt) != nil
             case .claim: return machine.claimCompletion(.success(OneWayTransfer(nil)), now: now) != nil
+            case .pinSecrets: return machine.secretsPinned(["secret-value"])
+            case .awaitConnection:
+                // Waiting for a connection turns an expiring idle timer into a rescheduled one.
+                machine.awaitsConnection(attempt: attempt)
+                let late = DispatchTime(uptimeNanoseconds: now.uptimeNanoseconds + 120_000_000_000)
+                if case .reschedule = machine.idleTimerFired(interval: 60, now: late), machine.task != nil { return true }
+                return false
             case .armTimers:
                 let timer = DeadlineScheduler.shared.schedule(after: 3600) {}
                 let cancelled = machine.timersArmed(idle: timer, resource: nil, now: now)
@@ -145,29 +152,29 @@ struct TransferStateMachineTests {
 
     /// What each state does with each event: the events it acts on (every other one is dropped).
     static let acts: [Fixture: Set<Event>] = [
-        .waiting: [.enqueue, .start, .pause, .claim],
-        .enqueued: [.start, .pause, .claim],
+        .waiting: [.enqueue, .start, .pause, .claim, .pinSecrets],
+        .enqueued: [.start, .pause, .claim, .pinSecrets],
         // `resume()` moves it to ready for its queue; the lifecycle alone changes.
-        .pausedBeforeStart: [.enqueue, .cancel, .claim],
+        .pausedBeforeStart: [.enqueue, .cancel, .claim, .pinSecrets],
         .executingWithoutTask: [
             .cancel, .pause, .beginAttempt, .head, .chunk, .bytesSent, .wantsPause, .idleTimer, .retryTimer, .attemptFailed,
-            .retryScheduled, .claim, .armTimers,
+            .retryScheduled, .claim, .armTimers, .pinSecrets,
         ],
         .executingWithTask: [
             .cancel, .pause, .beginAttempt, .head, .chunk, .bytesSent, .idleTimer, .retryTimer, .attemptFailed, .retryScheduled,
-            .claim, .armTimers,
+            .claim, .armTimers, .pinSecrets, .awaitConnection,
         ],
         .receiving: [
             .cancel, .pause, .beginAttempt, .head, .chunk, .bytesSent, .idleTimer, .retryTimer, .attemptFailed, .retryScheduled,
-            .claim, .armTimers,
+            .claim, .armTimers, .pinSecrets, .awaitConnection,
         ],
         // Waiting for the back-off: the failed attempt's clocks are stopped (no idle timer), and
         // the attempt number it left carries no task, so no transport event can match it.
         .betweenAttempts: [
             .cancel, .pause, .beginAttempt, .head, .chunk, .bytesSent, .wantsPause, .retryTimer, .attemptFailed, .retryScheduled,
-            .claim, .armTimers,
+            .claim, .armTimers, .pinSecrets,
         ],
-        .paused: [.cancel, .claim],
+        .paused: [.cancel, .claim, .pinSecrets],
         .finished: [],
     ]
 
