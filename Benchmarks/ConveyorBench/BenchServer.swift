@@ -2,6 +2,12 @@ import ConveyorTestSupport
 import ConveyorTesting
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Where scenarios 1–4 fetch from: the in-process LocalHTTPServer (the default), or a local
 /// nginx serving the same bodies from files (`--server nginx`), whose lower, steadier cost
 /// leaves the clients' own cost more visible.
@@ -69,7 +75,7 @@ final class BenchServer: Sendable {
     /// `GET /nginx_status` over a plain socket (HTTP/1.0, so the server closes when done):
     /// no client under test is involved in counting its own connections.
     private static func fetchStatusPage(port: Int) -> String? {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let socket = tcpSocket()
         guard socket >= 0 else { return nil }
         defer { close(socket) }
         var address = loopback(port: port)
@@ -125,7 +131,7 @@ final class BenchServer: Sendable {
 
     /// A port nothing listens on: bind port 0, read what the kernel chose, close.
     private static func freePort() throws -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let socket = tcpSocket()
         guard socket >= 0 else { throw POSIXError(.EMFILE) }
         defer { close(socket) }
         var address = loopback(port: 0)
@@ -138,9 +144,22 @@ final class BenchServer: Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// A new IPv4 TCP socket's descriptor, -1 on failure. `SOCK_STREAM` is an enum in Glibc and
+    /// an `Int32` in Darwin, as in `LocalHTTPServer`.
+    private static func tcpSocket() -> Int32 {
+        #if canImport(Glibc)
+            Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            Darwin.socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+    }
+
     /// 127.0.0.1:`port` as a socket address.
     private static func loopback(port: Int) -> sockaddr_in {
         var address = sockaddr_in()
+        #if canImport(Darwin)
+            address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
+        #endif
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -174,7 +174,7 @@ extension ChildProcess {
     static func run(_ arguments: [String]) throws -> String {
         let output = Pipe()
         let child = try ChildProcess(
-            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path, arguments, standardOutput: .pipe(output))
+            ChildProcess.currentExecutable.path, arguments, standardOutput: .pipe(output))
         let data = PipeIO.readToEnd(from: output.fileHandleForReading)
         child.waitUntilExit()
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -30,6 +30,8 @@ public final class LocalHTTPServer: Sendable {
 
     private struct State {
         var listenFD: Int32 = -1
+        /// The accept thread's wake-up pipe: ``stop()`` writes a byte to `write`.
+        var wakePipe: (read: Int32, write: Int32) = (-1, -1)
         var port = 0
         var running = false
         var routes: [String: Handler] = [:]
@@ -118,15 +120,28 @@ public final class LocalHTTPServer: Sendable {
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
+        // The accept thread polls the listening socket and a pipe that stop() writes to: the one
+        // wake-up that works everywhere (shutdown() of a listening socket wakes accept() on
+        // Linux, but fails with ENOTCONN on Darwin). Non-blocking, so that a connection reset
+        // between poll and accept cannot leave the thread blocked in accept().
+        var wake: [Int32] = [-1, -1]
+        guard pipe(&wake) == 0 else {
+            let message = String(cString: strerror(errno))
+            _ = close(fd)
+            throw ServerError(description: "pipe: \(message)")
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        let wakePipe = (read: wake[0], write: wake[1])
         let done = DispatchSemaphore(value: 0)
         state.withLock {
             $0.listenFD = fd
+            $0.wakePipe = wakePipe
             $0.port = Int(UInt16(bigEndian: address.sin_port))
             $0.running = true
             $0.acceptThreadDone = done
         }
         let thread = Thread { [self] in
-            acceptLoop(fd)
+            acceptLoop(fd, wakeFD: wakePipe.read)
             done.signal()
         }
         thread.name = "LocalHTTPServer.accept"
@@ -135,25 +150,28 @@ public final class LocalHTTPServer: Sendable {
 
     /// Stops accepting, closes every connection and wakes stalled handlers. Idempotent.
     public func stop() {
-        let (fd, connections, done) = state.withLock { state -> (Int32, [ServerConnection], DispatchSemaphore?) in
-            guard state.running else { return (-1, [], nil) }
+        let (fd, wakePipe, connections, done) = state.withLock {
+            state -> (Int32, (read: Int32, write: Int32), [ServerConnection], DispatchSemaphore?) in
+            guard state.running else { return (-1, (-1, -1), [], nil) }
             state.running = false
             defer { state.connections = [:] }
-            return (state.listenFD, Array(state.connections.values), state.acceptThreadDone)
+            return (state.listenFD, state.wakePipe, Array(state.connections.values), state.acceptThreadDone)
         }
         guard fd >= 0 else { return }
         stopSignal.lock()
         stopSignal.broadcast()
         stopSignal.unlock()
-        // Shut the listening socket down (which wakes accept), wait for the accept thread to
-        // leave, and only then close the descriptor: closed earlier, its number could be
-        // reused for another server's listening socket (tests run servers in parallel), and an
-        // accept thread between two calls would take that server's next connection and close
-        // it — its client saw "Empty reply from server".
-        _ = shutdown(fd, Int32(SHUT_RDWR))
+        // Wake the accept thread through its pipe, wait for it to leave, and only then close
+        // the descriptors: closed earlier, the listening socket's number could be reused for
+        // another server's (tests run servers in parallel), and an accept thread between two
+        // calls would take that server's next connection and close it — its client saw "Empty
+        // reply from server".
+        Self.wake(wakePipe.write)
         connections.forEach { $0.shutdownBoth() }
         done?.wait()
         _ = close(fd)
+        _ = close(wakePipe.read)
+        _ = close(wakePipe.write)
     }
 
     /// Request bodies longer than this are read and dropped rather than kept (their length is
@@ -205,13 +223,34 @@ public final class LocalHTTPServer: Sendable {
 
     // MARK: - Serving
 
-    private func acceptLoop(_ listenFD: Int32) {
+    /// Writes the byte to the wake-up pipe that ends ``acceptLoop(_:wakeFD:)``.
+    private static func wake(_ fd: Int32) {
+        var byte: UInt8 = 1
+        #if canImport(Glibc)
+            while Glibc.write(fd, &byte, 1) < 0 && errno == EINTR {}
+        #else
+            while Darwin.write(fd, &byte, 1) < 0 && errno == EINTR {}
+        #endif
+    }
+
+    /// Accepts connections until ``stop()`` writes to the wake-up pipe `wakeFD`.
+    private func acceptLoop(_ listenFD: Int32, wakeFD: Int32) {
         while true {
+            var polled = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+            if poll(&polled, 2, -1) < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            if polled[1].revents != 0 { return }  // stop()
             let fd = accept(listenFD, nil, nil)
             if fd < 0 {
-                if errno == EINTR { continue }
-                return  // the listening socket was closed by stop()
+                // Gone before it was accepted, or taken meanwhile: poll again.
+                if errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNABORTED { continue }
+                return
             }
+            // Darwin's accepted sockets inherit O_NONBLOCK from the listening socket (Linux's do
+            // not); connections are served with blocking calls.
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
             var yes: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
             let connection = ServerConnection(fd: fd)

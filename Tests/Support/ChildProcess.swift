@@ -17,7 +17,9 @@ import Synchronization
 /// buffer's end: now and then into an unmapped page, a SIGSEGV in `memcpy` that took the whole
 /// run down (the registers showed the entries "1631" and "1632"). Here the child closes every
 /// descriptor above 2 itself (`posix_spawn_file_actions_addclosefrom_np`), and where that is
-/// missing the descriptors are listed without copying past a name's end.
+/// missing the descriptors are listed without copying past a name's end. Darwin has no `/proc`:
+/// there the child closes every descriptor its file actions do not name
+/// (`POSIX_SPAWN_CLOEXEC_DEFAULT`).
 public final class ChildProcess: Sendable {
     /// Where one of the child's standard streams goes.
     public enum Stream: @unchecked Sendable {
@@ -58,13 +60,24 @@ public final class ChildProcess: Sendable {
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, standardInput: Stream = .inherit,
         standardOutput: Stream = .inherit, standardError: Stream = .inherit
     ) throws {
-        var actions = posix_spawn_file_actions_t()
+        #if canImport(Darwin)
+            // An opaque pointer on Darwin, allocated by `posix_spawn_file_actions_init`.
+            var actions: posix_spawn_file_actions_t? = nil
+        #else
+            var actions = posix_spawn_file_actions_t()
+        #endif
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         var childEnds: [FileHandle] = []
         for (target, stream) in [(STDIN_FILENO, standardInput), (STDOUT_FILENO, standardOutput), (STDERR_FILENO, standardError)] {
             switch stream {
-            case .inherit: break
+            case .inherit:
+                #if canImport(Darwin)
+                    // Named, so that POSIX_SPAWN_CLOEXEC_DEFAULT leaves it open.
+                    posix_spawn_file_actions_addinherit_np(&actions, target)
+                #else
+                    break
+                #endif
             case .null: posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0)
             case .pipe(let pipe):
                 let end = target == STDIN_FILENO ? pipe.fileHandleForReading : pipe.fileHandleForWriting
@@ -73,9 +86,16 @@ public final class ChildProcess: Sendable {
             case .file(let handle): posix_spawn_file_actions_adddup2(&actions, handle.fileDescriptor, target)
             }
         }
-        Self.closeInheritedDescriptors(&actions)
+        #if !canImport(Darwin)
+            Self.closeInheritedDescriptors(&actions)
+        #endif
 
-        var attributes = posix_spawnattr_t()
+        #if canImport(Darwin)
+            // An opaque pointer on Darwin, allocated by `posix_spawnattr_init`.
+            var attributes: posix_spawnattr_t? = nil
+        #else
+            var attributes = posix_spawnattr_t()
+        #endif
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
         // A clean signal state: the spawning thread's mask (a dispatch thread may block signals)
@@ -87,7 +107,13 @@ public final class ChildProcess: Sendable {
         for signal in [SIGPIPE, SIGTERM, SIGINT, SIGCHLD] { sigaddset(&defaults, signal) }
         posix_spawnattr_setsigmask(&attributes, &noSignals)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        #if canImport(Darwin)
+            // The child keeps only the descriptors the file actions name (the standard streams).
+            let flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_CLOEXEC_DEFAULT
+        #else
+            let flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+        #endif
+        posix_spawnattr_setflags(&attributes, Int16(flags))
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
@@ -100,7 +126,14 @@ public final class ChildProcess: Sendable {
         if let envp {
             result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         } else {
-            result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+            #if canImport(Darwin)
+                // `environ` is not for use outside the main executable on Darwin: pass a copy.
+                let inherited = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+                defer { inherited.forEach { free($0) } }
+                result = posix_spawn(&pid, executable, &actions, &attributes, argv, inherited)
+            #else
+                result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+            #endif
         }
         guard result == 0 else {
             throw LaunchError(description: "could not start \(executable): \(String(cString: strerror(result)))")
@@ -109,34 +142,36 @@ public final class ChildProcess: Sendable {
         for end in childEnds { try? end.close() }
     }
 
-    /// Has the child close every descriptor above standard error, after the redirections.
-    private static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
-        // glibc 2.34 and later close them in the child in one step, with no window for a
-        // descriptor another thread opens meanwhile. Looked up at run time: the declaration
-        // is not part of the Glibc module Swift imports.
-        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-        if let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "posix_spawn_file_actions_addclosefrom_np") {
-            let closeFrom = unsafeBitCast(symbol, to: CloseFrom.self)
-            if closeFrom(&actions, 3) == 0 { return }
+    #if !canImport(Darwin)
+        /// Has the child close every descriptor above standard error, after the redirections.
+        private static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+            // glibc 2.34 and later close them in the child in one step, with no window for a
+            // descriptor another thread opens meanwhile. Looked up at run time: the declaration
+            // is not part of the Glibc module Swift imports.
+            typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+            if let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "posix_spawn_file_actions_addclosefrom_np") {
+                let closeFrom = unsafeBitCast(symbol, to: CloseFrom.self)
+                if closeFrom(&actions, 3) == 0 { return }
+            }
+            for descriptor in openDescriptors() where descriptor > STDERR_FILENO {
+                posix_spawn_file_actions_addclose(&actions, descriptor)
+            }
         }
-        for descriptor in openDescriptors() where descriptor > STDERR_FILENO {
-            posix_spawn_file_actions_addclose(&actions, descriptor)
-        }
-    }
 
-    /// The open descriptors, read from `/proc/self/fd` one name at a time (never past its end).
-    private static func openDescriptors() -> [Int32] {
-        guard let directory = opendir("/proc/self/fd") else { return [] }
-        let ownDescriptor = dirfd(directory)
-        var found: [Int32] = []
-        while let entry = readdir(directory) {
-            let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 0
-            let name = String(cString: UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self))
-            if let descriptor = Int32(name), descriptor != ownDescriptor { found.append(descriptor) }
+        /// The open descriptors, read from `/proc/self/fd` one name at a time (never past its end).
+        private static func openDescriptors() -> [Int32] {
+            guard let directory = opendir("/proc/self/fd") else { return [] }
+            let ownDescriptor = dirfd(directory)
+            var found: [Int32] = []
+            while let entry = readdir(directory) {
+                let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 0
+                let name = String(cString: UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self))
+                if let descriptor = Int32(name), descriptor != ownDescriptor { found.append(descriptor) }
+            }
+            closedir(directory)
+            return found
         }
-        closedir(directory)
-        return found
-    }
+    #endif
 
     /// Blocks until the child has exited (call it off Swift Concurrency's cooperative pool).
     public func waitUntilExit() {
@@ -180,4 +215,27 @@ public final class ChildProcess: Sendable {
 
     /// Sends `SIGTERM`.
     public func terminate() { signal(SIGTERM) }
+
+    /// The running program's executable, symbolic links resolved: `/proc/self/exe` on Linux; on
+    /// Darwin, which has no `/proc`, the main bundle's executable (the `xctest` tool under
+    /// `swift test`, so use ``productsDirectory`` for the package's own products).
+    public static var currentExecutable: URL {
+        #if canImport(Darwin)
+            (Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])).resolvingSymlinksInPath()
+        #else
+            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        #endif
+    }
+
+    /// The directory the package's products are built into (`.build/debug`): on Linux the running
+    /// test binary's or executable's; on Darwin the loaded `.xctest` bundle's, else the running
+    /// executable's.
+    public static var productsDirectory: URL {
+        #if canImport(Darwin)
+            if let tests = Bundle.allBundles.first(where: { $0.bundleURL.pathExtension == "xctest" }) {
+                return tests.bundleURL.deletingLastPathComponent()
+            }
+        #endif
+        return currentExecutable.deletingLastPathComponent()
+    }
 }

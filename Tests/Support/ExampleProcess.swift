@@ -17,7 +17,7 @@ public enum ExampleProcess {
 
     /// The built executable `name`, next to the running test bundle.
     public static func executable(_ name: String) -> URL {
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent(name)
+        ChildProcess.productsDirectory.appendingPathComponent(name)
     }
 
     /// Runs `name` with `arguments` to its end, killing it after `timeout` seconds.

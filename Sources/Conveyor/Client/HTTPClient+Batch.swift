@@ -35,13 +35,16 @@ extension HTTPClient {
         }
         let finished = Lock(0)
         let total = operations.count
+        // The caller holds `overall` too; `Progress` synchronizes itself, and is wrapped so that
+        // the capture does not rest on the SDK marking it `Sendable`.
+        let reported = LockedReference(overall)
         let report: @Sendable () -> Void = {
             let count = finished.withLock { count -> Int in
                 count += 1
                 return count
             }
             queue.async {
-                overall.completedUnitCount = Int64(count)
+                reported.value.completedUnitCount = Int64(count)
                 progress?(count, total)
                 if count == total { completion?(operations) }
             }

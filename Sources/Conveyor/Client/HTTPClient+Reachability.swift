@@ -39,7 +39,10 @@ extension HTTPClient {
             target: .host(host), probe: configuration.reachabilityProbe, events: configuration.reachabilityEvents
         )
         if configuration.suspendsQueueWhenUnreachable {
-            manager.addHandler { status in queue.isSuspended = status == .notReachable }
+            // The client's queue synchronizes itself; wrapped so that the capture does not rest
+            // on the SDK marking `OperationQueue` `Sendable`.
+            let suspended = LockedReference(queue)
+            manager.addHandler { status in suspended.value.isSuspended = status == .notReachable }
         }
         manager.startMonitoring(queue: configuration.callbackQueue)
         return manager

@@ -12,13 +12,19 @@ import Foundation
 /// of a second pool, made on the first stream, with the client's TLS, cookie and session
 /// settings; ordinary requests keep theirs.
 final class StreamAllowance: Sendable {
-    // Sendable: `queue` is thread-safe; the transport, made on first use, is behind one Lock.
-    let queue: OperationQueue = {
+    // Sendable: `queue` is thread-safe and never replaced; the transport, made on first use, is
+    // behind one Lock.
+
+    /// Where streams run.
+    var queue: OperationQueue { queueReference.value }
+    /// A `LockedReference` that needs no lock (never replaced; `OperationQueue` synchronizes
+    /// itself), so that sendability does not rest on the SDK marking `OperationQueue` `Sendable`.
+    private let queueReference: LockedReference<OperationQueue> = {
         let queue = OperationQueue()
         queue.name = "org.conveyor.client.streams"
         // Every stream runs at once: a stream waiting in a queue behind others would never start.
         queue.maxConcurrentOperationCount = OperationQueue.defaultMaxConcurrentOperationCount
-        return queue
+        return LockedReference(queue)
     }()
     private let madeTransport = Lock<(any Transport)?>(nil)
 

@@ -11,6 +11,10 @@
 /// - outside it, by the one thread that owns it (a curl handle: the loop thread), or by the
 ///   one caller that removed it from the state (which frees or closes it).
 ///
+/// A slot that is never replaced (a `let` set in an initialiser, a `@Sendable` closure's
+/// capture) needs no lock, and holds here alone an object that synchronizes itself: an
+/// `OperationQueue` or a `Progress`, which corelibs marks `Sendable` and Apple's SDK need not.
+///
 /// Not for a value handed from one domain to another and forgotten by the sender: that is a
 /// ``OneWayTransfer``.
 struct LockedReference<Value>: @unchecked Sendable {

@@ -7,7 +7,8 @@ import Foundation
 #endif
 
 /// The few POSIX calls the outbox needs to keep a promise across a crash or a power cut:
-/// data written and `fsync`ed before a rename makes it visible, the directory `fsync`ed after.
+/// data written and `fsync`ed before a rename makes it visible, the directory `fsync`ed after
+/// (`F_FULLFSYNC` on Darwin, see `syncFile`).
 /// Foundation's `Data.write(to:options: .atomic)` renames but never syncs, so a power cut can
 /// leave an empty file under the new name.
 enum DurableFiles {
@@ -214,7 +215,14 @@ enum DurableFiles {
         if failure != 0 { throw Failure(url: url, code: failure) }
     }
 
+    /// Flushes the file's (or directory's) data and metadata to stable storage: every sync of
+    /// the outbox goes through here. On Darwin `fsync` only hands the data to the drive, whose
+    /// cache a power cut can lose, so `F_FULLFSYNC` asks the drive to flush too; a file system
+    /// that does not support it gets `fsync`.
     private static func syncFile(_ fd: Int32, url: URL) throws(Failure) {
+        #if canImport(Darwin)
+            if fcntl(fd, F_FULLFSYNC) == 0 { return }
+        #endif
         guard fsync(fd) == 0 else { throw Failure(url: url, code: errno) }
     }
 }

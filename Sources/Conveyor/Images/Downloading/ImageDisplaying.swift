@@ -14,7 +14,8 @@ import Foundation
 ///
 /// `image` is set on the downloader's callback queue (`.main` on Apple platforms) or, for a
 /// cache hit, on the caller's thread: call these methods from that queue. `UIImageView` and
-/// `NSImageView` get the same methods in `ImageDisplaying+Platform.swift`.
+/// `NSImageView` get the same methods in `ImageDisplaying+Platform.swift`; they set the view's
+/// image on the main thread whatever the callback queue (queued there when it is another).
 public protocol ImageDisplaying: AnyObject {
     /// The image shown.
     var image: Image? { get set }

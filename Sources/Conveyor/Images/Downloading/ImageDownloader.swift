@@ -30,7 +30,10 @@ public final class ImageDownloader: Sendable {
     public static let shared = ImageDownloader()
 
     /// Where downloads run.
-    public let operationQueue: OperationQueue
+    public var operationQueue: OperationQueue { operationQueueReference.value }
+    /// A `LockedReference` that needs no lock (never replaced; `OperationQueue` synchronizes
+    /// itself), so that sendability does not rest on the SDK marking `OperationQueue` `Sendable`.
+    private let operationQueueReference: LockedReference<OperationQueue>
     /// Where finished images are kept; nil keeps none.
     public let imageCache: ImageCache?
     /// The HTTP cache downloads go through; nil for none.
@@ -63,9 +66,10 @@ public final class ImageDownloader: Sendable {
         self.httpCache = httpCache
         self.callbackQueue = callbackQueue
         self.idleTimeout = idleTimeout
-        operationQueue = OperationQueue()
+        let operationQueue = OperationQueue()
         operationQueue.name = "Conveyor.ImageDownloader"
         operationQueue.maxConcurrentOperationCount = max(1, maximumConcurrentDownloads)
+        operationQueueReference = LockedReference(operationQueue)
     }
 
     /// Downloads the image at `url`, or takes it from ``imageCache``.
