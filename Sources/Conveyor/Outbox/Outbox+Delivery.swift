@@ -223,19 +223,50 @@ extension Outbox {
 
     /// Arms the next attempt; a return of the network brings it forward.
     func schedule(_ name: OutboxItemName, after delay: TimeInterval) {
-        let generation = state.withLock { state -> Int? in
+        let scheduled = state.withLock { state -> (generation: Int, atOnce: Bool)? in
             guard !state.closed, var delivery = state.inFlight[name.id] else { return nil }
             delivery.retryGeneration += 1
             delivery.waitsForRetry = true
             delivery.operation = nil
+            let atOnce = delivery.retriesAtOnce
+            delivery.retriesAtOnce = false
             state.inFlight[name.id] = delivery
-            return delivery.retryGeneration
+            return (delivery.retryGeneration, atOnce)
         }
-        guard let generation else { return }
-        queue.asyncAfter(deadline: Seconds.dispatchTime(after: delay)) { [weak self] in
+        guard let (generation, atOnce) = scheduled else { return }
+        // `retryNow()` asked while this attempt was under way.
+        queue.asyncAfter(deadline: Seconds.dispatchTime(after: atOnce ? 0 : delay)) { [weak self] in
             // A newer schedule, or the network's return, made this one stale.
             guard let self, self.state.withLock({ $0.inFlight[name.id]?.retryGeneration == generation }) else { return }
             self.attempt(name)
+        }
+    }
+
+    /// Tries every item that waits for its next attempt now, its connection backoff reset —
+    /// for when you know the server is back (a push, a person's "Send now", the app returning to
+    /// the foreground). Reachability does not change when only the server was down, so after a
+    /// long outage an item otherwise waits out its current backoff (up to
+    /// ``Configuration/maximumDelay``, 300 s by default) before its next attempt. An item whose
+    /// attempt is under way is tried again at once if that attempt fails; items wait on while
+    /// reachability says the host is unreachable. A `Retry-After` the server sent is not waited
+    /// for either: you asked. Returns at once; does nothing once closed.
+    public func retryNow() {
+        queue.async { [self] in
+            let wake = state.withLock { state -> [OutboxItemName] in
+                guard !state.closed, !state.offline else { return [] }
+                var wake: [OutboxItemName] = []
+                for (id, delivery) in state.inFlight {
+                    if delivery.waitsForRetry {
+                        state.inFlight[id]?.connectFailures = 0
+                        if delivery.stored != nil { wake.append(delivery.name) }
+                    } else if !delivery.waitsForNetwork {
+                        state.inFlight[id]?.retriesAtOnce = true
+                    }
+                }
+                return wake
+            }
+            for name in wake.sorted() { attempt(name) }
+            pump()
         }
     }
 

@@ -77,6 +77,9 @@ public final class Outbox: Sendable {
         var waitsForRetry = false
         /// Parked because reachability said the host is unreachable.
         var waitsForNetwork = false
+        /// ``Outbox/retryNow()`` came while an attempt was under way: a failure of it is tried
+        /// again at once instead of after its backoff.
+        var retriesAtOnce = false
         var operation: HTTPRequestOperation?
     }
 

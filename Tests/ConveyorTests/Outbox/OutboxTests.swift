@@ -147,6 +147,44 @@ struct OutboxTests {
         #expect(keys == Array(repeating: id.idempotencyKey, count: 3))
     }
 
+    @Test("retryNow sends an item waiting out a long backoff at once, as one more attempt under the same key")
+    func retryNow() async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let calls = Lock(0)
+        let failed = EventCount()
+        server.route("/later") { _ in
+            let call = calls.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            if call == 1 {
+                failed.increment()
+                return .init(status: 503)
+            }
+            return .text("ok", status: 201)
+        }
+        var configuration = Self.quick()
+        // An hour's backoff: without retryNow the item would not be tried again in the test's time.
+        configuration.baseDelay = 3600
+        configuration.maximumDelay = 3600
+        let directory = try TemporaryDirectory()
+        let outbox = try testClient(server, .curl).outbox(directory: directory.url, configuration: configuration)
+        let id = try await outbox.send(method: .post, path: "later", parameters: ["a": "1"])
+        let log = ResultLog(outbox)
+        await failed.wait(atLeast: 1)
+        // The 503 is on its way back: whether retryNow finds the item waiting out its backoff or
+        // its attempt still under way, the next attempt goes at once.
+        outbox.retryNow()
+        let result = try #require(await log.first(1).first)
+        guard case .succeeded(let response) = result.outcome else { return #expect(Bool(false), "\(result.outcome)") }
+        #expect(response.statusCode == 201 && result.item?.attempts == 1)
+        let keys = server.receivedRequests.filter { $0.path == "/later" }.map { $0.headers["Idempotency-Key"] }
+        #expect(keys == [id.idempotencyKey, id.idempotencyKey])
+        #expect(outbox.pendingCount == 0)
+        outbox.close()
+    }
+
     @Test("A 4xx is final: reported as failed and removed; the next item goes on")
     func finalFailure() async throws {
         let server = try LocalHTTPServer.started()
