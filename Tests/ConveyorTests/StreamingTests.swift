@@ -163,4 +163,44 @@ struct StreamingTests {
         #expect(received.withLock { $0 } == body && atCompletion.withLock { $0 } == body.count)
         #expect(onQueue.withLock { $0 } && operation.responseData == Data())
     }
+
+    @Test(
+        "A retry that gets the body from the start again after chunks were delivered fails with cannotRestart, never repeats them",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func chunkBlockRestartRefused(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let body = FileDownloadTests.pattern(100_000)
+        let hits = Lock(0)
+        server.route("/cut-then-whole") { _ in
+            let hit = hits.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            // No ETag: the retry cannot continue with Range and gets the whole body again.
+            guard hit == 1 else { return .init(headers: ["Content-Type": "application/octet-stream"], body: .data(body)) }
+            return .init(
+                headers: ["Content-Type": "application/octet-stream", "Content-Length": "\(body.count)"],
+                body: .stream(chunked: false) { writer in
+                    try writer.write(body.prefix(40_000))
+                    throw POSIXError(.ECONNRESET)  // the connection ends 60,000 bytes short
+                })
+        }
+        let client = testClient(server, transport) { $0.retryPolicy = RetryPolicy(maximumAttempts: 2, baseDelay: 0.01) }
+        let operation = client.operation(with: try client.request(method: .get, path: "cut-then-whole"), success: nil, failure: nil)
+        let received = Lock(Data())
+        operation.setChunkReceivedBlock { _, chunk in received.withLock { $0.append(chunk) } }
+        let probe = CompletionProbe()
+        probe.attach(to: operation)
+        client.enqueue(operation)
+        let outcome = await probe.outcome()
+        #expect(hits.withLock { $0 } == 2)
+        guard case .outputStreamFailed(.cannotRestart(let delivered))? = outcome.error else {
+            Issue.record("expected outputStreamFailed(.cannotRestart), got \(String(describing: outcome.error))")
+            return
+        }
+        // What the block got is a prefix of the body, each byte once.
+        let chunks = received.withLock { $0 }
+        #expect(delivered == Int64(chunks.count) && body.starts(with: chunks), "\(chunks.count) bytes")
+    }
 }

@@ -14,6 +14,9 @@
 //     sends through a durable outbox and reports results (OutboxChild.swift).
 //   ConveyorTestHelper outbox-retry-dead <directory>
 //     puts every dead letter of the outbox back in line, printing each step (OutboxChild.swift).
+//   ConveyorTestHelper redirect-chaos <base-url> <transport> <iterations>
+//     pauses, resumes and cancels GETs of redirect/2 at random moments; "done N" when each
+//     completed once (RedirectChaosChild.swift).
 //   ConveyorTestHelper cache-read <directory> <url> <disk-capacity>
 //     looks a URL up in an HTTPCache and prints its peak memory (CacheReadChild.swift).
 import Conveyor
@@ -191,6 +194,7 @@ case "outbox-retry-dead": outboxRetryDeadChild(arguments: Array(arguments.dropFi
 case "proxy-get": proxyGet(baseURL: URL(string: Array(arguments.dropFirst())[0])!)
 case "cache-read": cacheReadChild(arguments: Array(arguments.dropFirst()))
 case "signal-at-install": signalAtInstall()
+case "redirect-chaos": redirectChaosChild(arguments: Array(arguments.dropFirst()))
 case "drain-download":
     let rest = Array(arguments.dropFirst())
     drainDownload(baseURL: URL(string: rest[0])!, temporaryDirectory: URL(fileURLWithPath: rest[1]), transport: rest[2])

@@ -140,9 +140,12 @@ extension HTTPRequestOperation {
     /// — and opens the stream for it. A body that starts over cannot go to a stream that holds
     /// bytes of an earlier one.
     private func streamBody(of response: HTTPResponseHead, continuing: Bool) throws(ConveyorError) -> Bool {
-        let (sink, channel, chunked) = mutableState.withLock { ($0.outputSink, $0.bodyChannel, $0.chunkHandler != nil) }
+        let (sink, channel, chunked, delivered) = mutableState.withLock {
+            ($0.outputSink, $0.bodyChannel, $0.chunkHandler != nil, $0.transfer.chunkBytesDelivered)
+        }
         guard sink != nil || channel != nil || chunked, storesBody(of: response) else { return false }
-        let written = sink?.bytesWritten ?? channel?.bytesPushed ?? 0
+        // Bytes a consumer was given cannot be taken back.
+        let written = max(sink?.bytesWritten ?? 0, channel?.bytesPushed ?? 0, delivered)
         if !continuing, written > 0 { throw .outputStreamFailed(reason: .cannotRestart(bytesWritten: written)) }
         try sink?.open()
         channel?.deliver(head: response)

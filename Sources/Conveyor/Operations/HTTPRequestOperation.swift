@@ -324,8 +324,12 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// The completion block runs after the last chunk's when the callback queue is serial (the
     /// default). When the blocks fall behind by ``HTTPStream/defaultBufferLimit`` bytes the
     /// transfer pauses until they catch up (on the curl transport, and URLSession on Apple
-    /// platforms). Bodies of rejected statuses stay in memory for the error. Set it before
-    /// the operation starts.
+    /// platforms). Bodies of rejected statuses stay in memory for the error. A pause, or a retry
+    /// after a dropped connection, continues with a `Range` request where the server can resume
+    /// (the block then gets the rest); a server that sends the body from the start again fails the
+    /// operation with ``ConveyorError/OutputStreamFailureReason/cannotRestart(bytesWritten:)``, as
+    /// for ``outputStream``: chunks already handed over are never handed over again. Set it
+    /// before the operation starts.
     /// - Parameter block: The block; nil keeps bodies in memory.
     public func setChunkReceivedBlock(_ block: ChunkHandler?) {
         write(\.chunkHandler, block)

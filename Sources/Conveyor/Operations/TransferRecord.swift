@@ -56,6 +56,9 @@ final class TransferRecord: @unchecked Sendable {
     var bodyFile: ResponseBodyFile?
     /// Chunk bytes handed to the chunk block and not yet handled.
     var chunkBytesPending: Int = 0
+    /// Chunk bytes handed to the chunk block in all: they cannot be taken back, so a body that
+    /// starts over after them fails (`cannotRestart`), as for an output stream.
+    var chunkBytesDelivered: Int64 = 0
     var chunksPaused = false
     /// `Progress` objects synchronize themselves: handed to callers, updated from the transport.
     var uploadProgressObject: LockedReference<Progress>?

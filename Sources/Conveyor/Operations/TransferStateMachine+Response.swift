@@ -160,6 +160,7 @@ extension TransferStateMachine {
     mutating func chunkQueued(_ count: Int, limit: Int) -> Bool {
         let record = self.record
         record.chunkBytesPending += count
+        record.chunkBytesDelivered += Int64(count)
         guard !record.chunksPaused, record.chunkBytesPending >= limit else { return false }
         record.chunksPaused = true
         return true
@@ -309,6 +310,9 @@ extension TransferStateMachine {
             progress, true, upload ? record.bytesSent : record.bytesReceived, upload ? record.uploadExpected : record.downloadExpected
         )
     }
+
+    /// Bytes handed to the chunk block so far.
+    var chunkBytesDelivered: Int64 { box?.chunkBytesDelivered ?? 0 }
 
     /// The `Progress` objects made so far.
     var uploadProgress: Progress? { box?.uploadProgressObject?.value }

@@ -133,7 +133,7 @@ final class AdmittedTransportTask: TransportTask, Sendable {
                 phase = .running(task)
                 return true
             }
-            if !keep { task.cancel() }
+            if !keep { task.cancelInDelegateOrder(on: delegateQueue) }
         }
     }
 
@@ -144,7 +144,7 @@ final class AdmittedTransportTask: TransportTask, Sendable {
         }
         switch previous {
         case .running(let task):
-            task.cancel()
+            task.cancelInDelegateOrder(on: delegateQueue)
         case .waiting:
             // Never started: it completes here, as a URLSession task cancelled early would.
             if admission.withdraw(ticket, from: origin) {

@@ -74,6 +74,15 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         // Never let URLSession follow: on Linux it drops the body of every redirected request
         // and forwards Authorization to other hosts. The 3xx is delivered as the response and
         // the operation decides.
+        //
+        // A task cancelled while this callback waited in the delegate queue must not be answered:
+        // corelibs stops waiting for the answer when the task is cancelled, and an answer after
+        // that traps the process ("Received callback for HTTP redirection, but we're not waiting
+        // for it"). Cancels go through this same serial queue (`cancelInDelegateOrder`), so the
+        // state read here cannot change before the answer is taken.
+        #if canImport(FoundationNetworking)
+            guard task.state == .running || task.state == .suspended else { return }
+        #endif
         completionHandler(nil)
     }
 
