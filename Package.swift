@@ -34,6 +34,8 @@ let package = Package(
         .executableTarget(
             name: "ServerSentEventsExample", dependencies: ["Conveyor", "ConveyorTesting"], path: "Examples/ServerSentEvents"),
         .executableTarget(name: "OutboxExample", dependencies: ["Conveyor", "ConveyorTesting"], path: "Examples/Outbox"),
+        // The README's quick start, verbatim (scripts/check-quickstart keeps them the same).
+        .executableTarget(name: "QuickStartExample", dependencies: ["Conveyor"], path: "Examples/QuickStart"),
         // Runs the examples and helpers as child processes from both test targets.
         .target(name: "ConveyorTestSupport", path: "Tests/Support"),
         // A child process for tests that must run in another network namespace or be signalled.
@@ -42,7 +44,7 @@ let package = Package(
             name: "ConveyorTests",
             dependencies: [
                 "Conveyor", "ConveyorLocking", "ConveyorTesting", "ConveyorTestHelper", "ConveyorTestSupport", "HTTPBinAPIExample",
-                "FileTransferExample", "AFNetworkingGuideExample", "ServerSentEventsExample", "OutboxExample",
+                "FileTransferExample", "AFNetworkingGuideExample", "ServerSentEventsExample", "OutboxExample", "QuickStartExample",
             ]
         ),
         .testTarget(name: "ConformanceTests", dependencies: ["Conveyor", "ConveyorTesting", "ConveyorTestSupport", "HTTPBinAPIExample"]),

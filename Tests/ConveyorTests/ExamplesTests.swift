@@ -1,5 +1,6 @@
 import Conveyor
 import ConveyorTestSupport
+import ConveyorTesting
 import Foundation
 import Testing
 
@@ -17,6 +18,22 @@ struct ExamplesTests {
         ] {
             #expect(result.output.contains(line), "missing \"\(line)\" in:\n\(result.output)")
         }
+    }
+
+    @Test("QuickStartExample, the README's quick start, against the embedded server's routes: every part answers")
+    func quickStart() async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let result = try await ExampleProcess.run("QuickStartExample", arguments: [server.baseURL.absoluteString])
+        #expect(result.status == 0, "\(result.output)\(result.errors)")
+        for line in [
+            "async: q=swift", "blocks: HTTP 200", "JSON body: name=Ada", "multipart: album=2026 caption=A caption",
+            "JSON operation: JSONRequestOperation", "image: png 3x2", "download: saved as big.bin", "batch: all 3 finished",
+            "cache: network, then cache", "avatar: jpeg 3x2", "quick start: done",
+        ] {
+            #expect(result.output.contains(line), "missing \"\(line)\" in:\n\(result.output)")
+        }
+        #expect(result.errors.contains("token=%3Credacted%3E") && !result.errors.contains("s3cr3t"), "\(result.errors)")
     }
 
     @Test("FileTransferExample: uploads three files, downloads them back through an interruption, identical")
