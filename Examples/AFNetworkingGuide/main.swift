@@ -64,7 +64,7 @@ let indicatorShown = Notes()
 NetworkActivityIndicatorManager.shared.visibilityChangeHandler = { visible in if visible { indicatorShown.add("shown") } }
 #if DEBUG
     // [[AFHTTPRequestOperationLogger sharedLogger] startLogging];
-    NetworkLogger.shared.sink = .closure { _, _ in }  // the example prints its own lines
+    NetworkLogger.shared.sink = .closure { line, _ in print("logger: \(line)") }  // standard output, beside the example's lines
     NetworkLogger.shared.startLogging()
 #endif
 

@@ -53,7 +53,7 @@ struct ExamplesTests {
             "sample data: key1=value1 key2=override key3=value3, User-Agent sample", "reachability: reachable (loopback)",
             "multipart upload: HTTP 200", "image: placeholder gif, then png 3x2",
             "download: 200000 bytes through outputStream, progress reached 1.00", "activity indicator: shown",
-            "the guide ran to its end",
+            "the guide ran to its end", "logger: ← 200 GET",
         ] {
             #expect(result.output.contains(line), "missing \"\(line)\" in:\n\(result.output)")
         }
