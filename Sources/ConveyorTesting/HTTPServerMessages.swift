@@ -200,5 +200,13 @@ extension LocalHTTPServer {
         /// - Returns: Whether the server is still running.
         @discardableResult
         public func pause(_ seconds: Double) -> Bool { server.wait(seconds) }
+
+        /// Waits up to `seconds` for the client to close the connection, writing nothing: a
+        /// test that a client stops a transfer waits for this event instead of a time. Also true
+        /// when the server stops (it shuts the connection down).
+        /// - Parameter seconds: The longest wait; it only ends a wait for a client that never closes.
+        /// - Returns: Whether the client closed (or reset) the connection; false at the deadline,
+        ///   and at once when the client sends bytes instead.
+        public func waitForClientToClose(timeout seconds: Double) -> Bool { connection.waitForPeerClose(seconds: seconds) }
     }
 }

@@ -40,6 +40,7 @@ public final class LocalHTTPServer: Sendable {
         var acceptThreadDone: DispatchSemaphore?
         var maximumStoredBodySize = 256 << 20
         var acceptedConnections = 0
+        var closedConnections = 0
     }
     private let state = Lock(State())
     private let stopSignal = NSCondition()
@@ -207,6 +208,11 @@ public final class LocalHTTPServer: Sendable {
     /// connection reuse and per-host connection limits read it.
     public var acceptedConnectionCount: Int { state.withLock { $0.acceptedConnections } }
 
+    /// How many of the accepted connections have ended (closed by the client, by the server
+    /// after `Connection: close`, or on an error): a test that a pool reuses its connections
+    /// checks that none ended while it was busy.
+    public var closedConnectionCount: Int { state.withLock { $0.closedConnections } }
+
     /// Forgets the recorded requests.
     public func clearReceivedRequests() { state.withLock { $0.received.removeAll() } }
 
@@ -266,7 +272,10 @@ public final class LocalHTTPServer: Sendable {
             }
             let thread = Thread { [self] in
                 serve(connection)
-                state.withLock { _ = $0.connections.removeValue(forKey: fd) }
+                state.withLock { state in
+                    _ = state.connections.removeValue(forKey: fd)
+                    state.closedConnections += 1
+                }
                 connection.close()
             }
             thread.stackSize = 1 << 20

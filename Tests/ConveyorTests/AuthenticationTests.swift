@@ -41,7 +41,9 @@ struct AuthenticationTests {
             await #expect {
                 try await client.get("basic-auth/user/passwd")
             } throws: { error in
-                (error as? ConveyorError)?.statusCode == 401
+                // authenticationFailed itself, with the 401: not any error that carries the status.
+                guard case .authenticationFailed(let response, _)? = error as? ConveyorError else { return false }
+                return response?.statusCode == 401
             }
         }
     }

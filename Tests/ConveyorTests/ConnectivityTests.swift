@@ -135,11 +135,11 @@ struct ConnectivityTests {
         await refusals.wait(atLeast: 3)
         NotificationCenter.default.removeObserver(observer)
         #expect(log.results.isEmpty && outbox.pendingCount == 1, "\(log.results)")
-        let server = try refused.takeOver()
+        var inbox: IdempotentInbox?
+        let server = try refused.takeOver { inbox = IdempotentInbox($0) }
         defer { server.stop() }
-        let inbox = IdempotentInbox(server)
         let results = await log.first(1)
-        #expect(results.map(\.id) == [id] && inbox.order == [id.idempotencyKey], "\(results)")
+        #expect(results.map(\.id) == [id] && inbox?.order == [id.idempotencyKey], "\(results)")
     }
 
     @Test(

@@ -22,6 +22,8 @@
                 var waiter: CheckedContinuation<Result<Int, any Error>, Never>?
             }
             private let state = Lock(State())
+            /// Signalled once per completion: the count a test waits on.
+            private let completions = DispatchSemaphore(value: 0)
 
             func transportDidReceive(response: HTTPResponseHead) { state.withLock { $0.status = response.statusCode } }
             func transportDidReceive(data: Data) { state.withLock { $0.body.append(data) } }
@@ -36,7 +38,26 @@
                     defer { state.waiter = nil }
                     return state.waiter
                 }
+                completions.signal()
                 if let waiter { waiter.resume(returning: state.withLock { $0.result! }) }
+            }
+
+            /// Whether the transfer completed exactly once: one completion arrives (within 30 s,
+            /// which only ends a hang), and no second one within `grace` after it. A duplicate
+            /// would come from the loop thread's same pass over curl's done messages or from the
+            /// cancelling call itself, both well under a millisecond after the first; 0.3 s leaves
+            /// room for a loaded machine while keeping 64 of them (run in parallel) short.
+            func completedOnce(grace: Double = 0.3) async throws -> Bool {
+                let semaphore = completions
+                return try await offPool {
+                    semaphore.wait(timeout: .now() + 30) == .success && semaphore.wait(timeout: .now() + grace) == .timedOut
+                }
+            }
+
+            /// Whether a further completion arrives within `grace` (after those already counted).
+            func completesAgain(within grace: Double) async throws -> Bool {
+                let semaphore = completions
+                return try await offPool { semaphore.wait(timeout: .now() + grace) == .success }
             }
 
             /// The status code, or the error the transfer ended with.
@@ -65,9 +86,16 @@
         }
 
         private func fetch(_ transport: CurlTransport, _ url: URL) async -> (Result<Int, any Error>, Int) {
+            let (result, bytes, _) = await fetchCounted(transport, url)
+            return (result, bytes)
+        }
+
+        /// `fetch`, and whether the transfer completed exactly once (see `completedOnce`).
+        private func fetchCounted(_ transport: CurlTransport, _ url: URL) async -> (Result<Int, any Error>, Int, Bool) {
             let outcome = Outcome()
             _ = transport.startTask(for: URLRequest(url: url), bodyFile: nil, delegate: outcome)
-            return (await outcome.result(), outcome.bodyCount)
+            let result = await outcome.result()
+            return (result, outcome.bodyCount, (try? await outcome.completedOnce()) ?? false)
         }
 
         @Test("Requests one at a time (each started on an idle handle), then again after invalidate()")
@@ -93,9 +121,11 @@
                     for index in 0..<64 {
                         group.addTask { () async throws in
                             let size = 100 + index
-                            let (result, bytes) = await fetch(transport, server.baseURL.appendingPathComponent("bytes/\(size)"))
+                            let (result, bytes, once) = await fetchCounted(
+                                transport, server.baseURL.appendingPathComponent("bytes/\(size)"))
                             #expect(try result.get() == 200)
                             #expect(bytes == size)
+                            #expect(once)
                         }
                     }
                     try await group.waitForAll()
@@ -113,13 +143,18 @@
                     for: URLRequest(url: server.baseURL.appendingPathComponent("delay/10")), bodyFile: nil, delegate: slow)
                 task.cancel()
                 #expect((await slow.result()).failureCode == .cancelled)
+                #expect(try await slow.completedOnce())
                 // Idle: the cancelling thread drives the handle itself; a finished transfer reports
                 // nothing more.
                 let late = Outcome()
                 let finished = transport.startTask(
                     for: URLRequest(url: server.baseURL.appendingPathComponent("get")), bodyFile: nil, delegate: late)
                 #expect(try (await late.result()).get() == 200)
+                #expect(try await late.completedOnce())
+                // After its one completion: a cancel reports nothing more (no second completion
+                // within the grace) and leaves the result as it was.
                 finished.cancel()
+                #expect(try await late.completesAgain(within: 0.3) == false)
                 #expect(try (await late.result()).get() == 200)
                 let (result, _) = await fetch(transport, server.baseURL.appendingPathComponent("get"))
                 #expect(try result.get() == 200)

@@ -18,7 +18,7 @@ struct FailureTests {
                 Issue.record("\(fault): expected a network error, got \(error)")
                 return
             }
-            #expect(probe.callCount == 1)
+            #expect(await probe.settledCallCount == 1)
         }
     }
 

@@ -208,10 +208,17 @@ struct FileDownloadTests {
                         writer.pause(10)
                     })
             }
+            // Progress is reported after the bytes are written to the partial file: waiting for
+            // the first 1000 bytes, not for the server's write, means the file is there to remove.
+            let written = AsyncStream.makeStream(of: Void.self)
             let probe = CompletionProbe()
             let operation = client.download(
-                "slow", to: .directory(scratch.url), progress: nil, success: probe.success, failure: probe.failure)
+                "slow", to: .directory(scratch.url), progress: { _, total, _ in if total >= 1000 { written.continuation.yield() } },
+                success: probe.success, failure: probe.failure)
             for await _ in started.stream { break }
+            for await _ in written.stream { break }
+            let partial = scratch.contents
+            #expect(partial.count == 1 && partial.first?.hasPrefix(".slow.conveyor-partial-") == true, "\(partial)")
             operation.cancel()
             #expect(await probe.outcome().error?.isCancelled == true)
             #expect(scratch.contents.isEmpty)

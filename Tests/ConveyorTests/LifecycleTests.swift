@@ -38,7 +38,7 @@ struct LifecycleTests {
                 #expect(await probe.outcome().error?.isCancelled == true)
             }
             operation.cancel()
-            #expect(probe.callCount == 1 && operation.isFinished)
+            #expect(await probe.settledCallCount == 1 && operation.isFinished)
         }
     }
 
@@ -210,6 +210,7 @@ struct LifecycleTests {
         let held = HeldRoute(server)
         let probes = (0..<3).map { _ in CompletionProbe() }
         var operations: [HTTPRequestOperation] = []
+        weak var released: HTTPClient?
         do {
             var configuration = HTTPClient.Configuration.default
             configuration.transport = transport
@@ -217,12 +218,15 @@ struct LifecycleTests {
             configuration.monitorsReachability = false
             configuration.maximumConcurrentOperations = 1
             let client = HTTPClient(baseURL: server.baseURL, configuration: configuration)
+            released = client
             for probe in probes {
                 operations.append(client.get("hold", success: probe.success, failure: probe.failure))
             }
             await held.arrived()  // the first runs; the other two wait in the queue
         }
-        // The client is gone. The running one finishes, the queued ones run after it.
+        // The client is gone (nothing the operations hold keeps it). The running one
+        // finishes, the queued ones run after it.
+        #expect(released == nil, "the client outlived its last reference")
         for _ in 0..<2 {
             held.release()
             await held.arrived()

@@ -21,7 +21,7 @@ struct OperationLifecycleTests {
             #expect(operation.response?.statusCode == 200)
             #expect(operation.responseString?.contains("\"swift\"") == true)
             #expect(operation.metrics?.bytesReceived == operation.responseData?.count)
-            #expect(probe.callCount == 1)
+            #expect(await probe.settledCallCount == 1)
             #expect(probe.allOnQueue)
         }
     }
@@ -36,7 +36,7 @@ struct OperationLifecycleTests {
             client.enqueue(operation)
             #expect(await probe.outcome().error?.isCancelled == true)
             operation.cancel()
-            #expect(probe.callCount == 1)
+            #expect(await probe.settledCallCount == 1)
             #expect(server.requestCount(path: "/get") == 0)
         }
     }
@@ -62,7 +62,7 @@ struct OperationLifecycleTests {
             let finished = try #require(finishedAt.withLock { $0 })
             #expect(finished - cancelledAt < .seconds(2))
             operation.cancel()
-            #expect(probe.callCount == 1)
+            #expect(await probe.settledCallCount == 1)
             #expect(operation.isFinished && operation.isCancelled)
         }
     }
@@ -74,7 +74,7 @@ struct OperationLifecycleTests {
             let operation = client.get("get", success: probe.success, failure: probe.failure)
             #expect(await probe.outcome().data != nil)
             operation.cancel()
-            #expect(probe.callCount == 1)
+            #expect(await probe.settledCallCount == 1)
             #expect(operation.error == nil)
             #expect(!operation.isCancelled)
         }

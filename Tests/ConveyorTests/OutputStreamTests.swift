@@ -37,7 +37,7 @@ struct OutputStreamTests {
         #expect(stream.streamStatus == .closed)
         probe.queue.sync {}
         #expect(progressed.withLock { $0 } == Int64(body.count))
-        #expect(probe.callCount == 1)
+        #expect(await probe.settledCallCount == 1)
     }
 
     @Test("A memory stream keeps the body; the JSON serializer reads it", arguments: HTTPClient.TransportKind.testedKinds)
@@ -92,7 +92,7 @@ struct OutputStreamTests {
             return
         }
         #expect((underlying as? NSError)?.code == Int(ENOENT))
-        #expect(probe.callCount == 1)
+        #expect(await probe.settledCallCount == 1)
     }
 
     @Test(
@@ -119,7 +119,7 @@ struct OutputStreamTests {
         #expect(written == 0 && (underlying as? NSError)?.code == Int(ENOSPC))
         #expect(elapsed < .seconds(2))
         #expect(error?.description.contains("Output stream failed") == true)
-        #expect(probe.callCount == 1)
+        #expect(await probe.settledCallCount == 1)
     }
 
     @Test(
@@ -155,7 +155,7 @@ struct OutputStreamTests {
         }
         #expect(written > 0 && written < 50)
         #expect(try Data(contentsOf: file).count == Int(written))
-        #expect(probe.callCount == 1)
+        #expect(await probe.settledCallCount == 1)
     }
 
     /// Streams PauseResumeTests' resource into a file, pauses after its first part, changes the

@@ -110,8 +110,10 @@ struct RequestSerializerTests {
 
     @Test("Property lists have no null: nil is a parameterEncodingFailed error")
     func propertyListNull() {
-        #expect(throws: ConveyorError.self) {
+        #expect {
             try client.request(method: .post, path: "x", parameters: ["n": NSNull()], requestSerializer: .propertyList)
+        } throws: { error in
+            if case .parameterEncodingFailed = error as? ConveyorError { true } else { false }
         }
     }
 

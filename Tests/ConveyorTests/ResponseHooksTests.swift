@@ -62,13 +62,16 @@ struct ResponseHooksTests {
         let operation = client.operation(with: try client.request(method: .get, path: "bytes/50000"), success: nil, failure: nil)
         let probe = CompletionProbe()
         probe.attach(to: operation)
+        // Each event says whether it ran on the callback queue (the probe's).
         operation.setResponseReceivedBlock { _, response in
-            order.withLock { $0.append("head \(response.statusCode) \(response.expectedContentLength)") }
+            let onQueue = probe.isCurrent
+            order.withLock { $0.append("head \(response.statusCode) \(response.expectedContentLength)\(onQueue ? "" : " off-queue")") }
         }
         operation.setDownloadProgressBlock { _, _, _ in order.withLock { if $0.last != "progress" { $0.append("progress") } } }
         operation.setCompletionBlock(
             success: { operation, value in
-                order.withLock { $0.append("success") }
+                let onQueue = probe.isCurrent
+                order.withLock { $0.append(onQueue ? "success" : "success off-queue") }
                 probe.success(operation, value)
             }, failure: probe.failure)
         client.enqueue(operation)

@@ -18,6 +18,9 @@ func outboxChild(arguments: [String]) -> Never {
     configuration.monitorsReachability = false
     configuration.cache = nil
     let client = HTTPClient(baseURL: baseURL, configuration: configuration)
+    // Which process sent each request: the crash test allows a key again only after the
+    // process that sent it before was killed. (Default headers are applied at delivery.)
+    client.setDefaultHeader("X-Outbox-Process", value: "\(getpid())")
     var settings = Outbox.Configuration.default
     settings.baseDelay = 0.02
     settings.maximumDelay = 0.1

@@ -164,6 +164,24 @@ final class ServerConnection: @unchecked Sendable {
         var byte: UInt8 = 0
         return recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) <= 0
     }
+
+    /// Waits up to `seconds` for the peer to close its side (or reset the connection).
+    /// Returns false at the deadline, and at once when the peer sends bytes instead.
+    func waitForPeerClose(seconds: Double) -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(max(0, seconds) * 1000))
+        while true {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return false }
+            let (whole, attoseconds) = left.components
+            let milliseconds = Int32(clamping: whole * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, milliseconds)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { return ready < 0 }
+            var byte: UInt8 = 0
+            return recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) <= 0
+        }
+    }
 }
 
 /// Collects header fields keeping duplicates joined by `, ` (RFC 9110 §5.3).

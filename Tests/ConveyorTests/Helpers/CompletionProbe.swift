@@ -65,10 +65,31 @@ final class CompletionProbe: Sendable {
         }
     }
 
-    /// How many times a completion block ran, after every block already scheduled has run.
+    /// How many times a completion block ran so far, after every block already scheduled has run.
+    ///
+    /// A duplicate scheduled later is not counted: "exactly once" is `settledCallCount`.
     var callCount: Int {
         queue.sync {}
         return state.withLock { $0.outcomes.count }
+    }
+
+    /// How long after the first completion a late duplicate would still be seen.
+    static let duplicateGrace: Duration = .milliseconds(500)
+
+    /// How many times a completion block ran, counted once `duplicateGrace` has passed since the
+    /// first one ran (or at once when none ran): "exactly once" means once, and not again within
+    /// the grace.
+    ///
+    /// The wait is no synchronisation: the test already has its outcome; this only leaves a late
+    /// duplicate the time to show itself. A loaded machine can only make a duplicate slip past
+    /// the grace — it cannot make a correct operation fail the count.
+    var settledCallCount: Int {
+        get async {
+            if let first = firstCompletionTime {
+                try? await Task.sleep(until: first + Self.duplicateGrace, clock: .continuous)
+            }
+            return callCount
+        }
     }
 
     /// When the first completion block ran: timing measured here does not include how long a

@@ -50,7 +50,15 @@ final class RefusedPort: Sendable {
     /// A server listening on the port, started while this value still holds it: releasing the
     /// port first would let the kernel hand it to another suite's outgoing connection (seen:
     /// "Address already in use" when the server then bound it).
-    func takeOver() throws -> LocalHTTPServer { try LocalHTTPServer.started(port: port) }
+    /// `routes` are installed before the server starts: a client retrying against the port can
+    /// reach it the moment it listens, before a route added afterwards (seen under load: the
+    /// outbox's item answered 404 and was final).
+    func takeOver(routes: (LocalHTTPServer) -> Void = { _ in }) throws -> LocalHTTPServer {
+        let server = LocalHTTPServer()
+        routes(server)
+        try server.start(port: port)
+        return server
+    }
 
     deinit { _ = close(descriptor) }
 }

@@ -60,10 +60,12 @@ final class HeldRoute: Sendable {
     private let arrivals = AsyncStream.makeStream(of: Void.self)
 
     /// Installs the route at `path` on `server`; it answers `response`, or `body` as text, once
-    /// released or after `fallback` seconds.
+    /// released or after `fallback` seconds. The fallback only ends a test that never releases:
+    /// 60 s, because a full run on a loaded machine stalled its tests for more than 10 s (the
+    /// held request then answered on its own, before the cancel or pause under test).
     init(
         _ server: LocalHTTPServer, path: String = "/hold", body: String = "late", response: LocalHTTPServer.Response? = nil,
-        fallback: TimeInterval = 10
+        fallback: TimeInterval = 60
     ) {
         let gate = gate
         let arrivals = arrivals

@@ -58,6 +58,7 @@ struct OutboxCrashTests {
         let directory = try TemporaryDirectory()
         var log = Log()
         var kills = 0
+        var killedProcesses: Set<String> = []
         // Each run finds what the last one left (items half written, sent but unanswered,
         // answered but not handed over), delivers it, accepts new items, and is killed.
         // Until 50 processes were killed for real (a kill that comes after a process finished
@@ -95,7 +96,10 @@ struct OutboxCrashTests {
                 if killed { child.kill() }
             }
             await child.exited()
-            if child.process.terminatedBySignal { kills += 1 }
+            if child.process.terminatedBySignal {
+                kills += 1
+                killedProcesses.insert("\(child.process.processIdentifier)")
+            }
         }
         let last = try Self.child(server, directory: directory.url, count: 0, transport: "curl", bodyBytes: 0)
         for await line in last.lines { log.read(line) }
@@ -114,12 +118,21 @@ struct OutboxCrashTests {
         for subdirectory in ["items", "dead", "corrupt"] {
             #expect(directory.names(in: subdirectory).isEmpty, "\(subdirectory) \(directory.names(in: subdirectory))")
         }
-        // Every key reached the server with one body however often it was sent, and was applied once.
+        // Every accepted key reached the server (a key can also come from an item written by a
+        // process killed before it said "accepted"), always with one body. Each request is
+        // counted: a key is sent again only where the docs allow it — by a later process, after
+        // the process that sent it was killed. No process sent a key twice, and only the last
+        // sender of a key may have lived (the server's `effects` is 1 per key by construction).
         let byKey = Dictionary(grouping: server.receivedRequests.filter { $0.path == "/apply" }) { $0.headers["Idempotency-Key"] ?? "" }
         #expect(byKey[""] == nil)
         #expect(Set(log.accepted.map { "\"\($0.lowercased())\"" }).isSubset(of: Set(byKey.keys)))
+        #expect(inbox.requests.values.reduce(0, +) == byKey.values.map(\.count).reduce(0, +))
         for (key, requests) in byKey {
-            #expect(Set(requests.map(\.body)).count == 1 && inbox.effects[key] == 1, "\(key): \(requests.count) requests")
+            let senders = requests.map { $0.headers["X-Outbox-Process"] ?? "" }
+            #expect(Set(requests.map(\.body)).count == 1, "\(key): \(requests.count) requests")
+            #expect(Set(senders).count == senders.count, "\(key) sent twice by one process: \(senders)")
+            let earlier = senders.dropLast()
+            #expect(earlier.allSatisfy { killedProcesses.contains($0) }, "\(key) sent again after a process that lived: \(senders)")
         }
         // Some keys must have been sent again after a kill, or the server's deduplication was never needed.
         #expect(byKey.values.contains { $0.count > 1 })

@@ -85,6 +85,7 @@ final class TemporaryDirectory: Sendable {
 final class IdempotentInbox: Sendable {
     private struct State {
         var effects: [String: Int] = [:]
+        var requests: [String: Int] = [:]
         var bodies: [String: Data] = [:]
         var order: [String] = []
     }
@@ -95,6 +96,7 @@ final class IdempotentInbox: Sendable {
         server.route(path) { [self] request in
             guard let key = request.headers["Idempotency-Key"] else { return .init(status: 400) }
             state.withLock { state in
+                state.requests[key, default: 0] += 1
                 if state.effects[key] == nil {
                     state.effects[key] = 1
                     state.bodies[key] = request.body
@@ -107,6 +109,9 @@ final class IdempotentInbox: Sendable {
 
     /// How often each key's effect was applied (1 for every key a server honouring them saw).
     var effects: [String: Int] { state.withLock { $0.effects } }
+    /// How many requests arrived with each key, duplicates included: what "delivered once" is
+    /// checked on (`effects` is 1 per key by construction).
+    var requests: [String: Int] { state.withLock { $0.requests } }
     /// Keys in the order their effect was applied.
     var order: [String] { state.withLock { $0.order } }
     /// The body applied for a key.

@@ -185,6 +185,52 @@ struct OutboxTests {
         outbox.close()
     }
 
+    @Test(
+        "Retry-After is waited for as the server saw it: 1 s honoured, 3,600 s capped by maximumRetryAfter",
+        arguments: [(retryAfter: "1", cap: 3600.0, wait: 1.0), (retryAfter: "3600", cap: 0.4, wait: 0.4)])
+    func retryAfterDelay(retryAfter: String, cap: TimeInterval, wait: TimeInterval) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        // When each attempt arrived, on the server's clock (the handler runs once per request).
+        let arrivals = Lock<[ContinuousClock.Instant]>([])
+        server.route("/later") { _ in
+            let count = arrivals.withLock { arrivals -> Int in
+                arrivals.append(.now)
+                return arrivals.count
+            }
+            return count == 1 ? .init(status: 503, headers: ["Retry-After": retryAfter]) : .text("ok", status: 201)
+        }
+        let directory = try TemporaryDirectory()
+        // The backoff (at most 0.05 s here) is far below the wait: only Retry-After explains it.
+        let outbox = try testClient(server, .curl).outbox(
+            directory: directory.url, configuration: Self.quick { $0.maximumRetryAfter = cap })
+        try await outbox.send(method: .post, path: "later")
+        let log = ResultLog(outbox)
+        // Bounded: an uncapped 3,600 s would end here, not at the suite's time limit. 30 s is
+        // no timing claim, only a wait no loaded machine reaches for a 0.4 s cap.
+        let first: Outbox.ItemResult? = await withCheckedContinuation { continuation in
+            let pending = Lock<CheckedContinuation<Outbox.ItemResult?, Never>?>(continuation)
+            let resume: @Sendable (Outbox.ItemResult?) -> Void = { value in
+                pending.withLock { pending -> CheckedContinuation<Outbox.ItemResult?, Never>? in
+                    defer { pending = nil }
+                    return pending
+                }?.resume(returning: value)
+            }
+            Task { resume(await log.first(1).first) }
+            Task {
+                try? await Task.sleep(for: .seconds(30))
+                resume(nil)
+            }
+        }
+        let result = try #require(first, "no result within 30 s: Retry-After \(retryAfter) was not capped at \(cap) s")
+        guard case .succeeded(let response) = result.outcome else { return #expect(Bool(false), "\(result.outcome)") }
+        #expect(response.statusCode == 201)
+        let times = arrivals.withLock { $0 }
+        try #require(times.count == 2)
+        // A lower bound only: load can lengthen the gap, never shorten it.
+        #expect(times[1] - times[0] >= .seconds(wait), "attempts \(times[1] - times[0]) apart")
+    }
+
     @Test("A 4xx is final: reported as failed and removed; the next item goes on")
     func finalFailure() async throws {
         let server = try LocalHTTPServer.started()
@@ -263,8 +309,11 @@ struct OutboxTests {
         // One attempt only: had the refused connections counted, the items would be dead letters.
         let outbox = try client.outbox(directory: directory.url, configuration: Self.quick { $0.maximumAttempts = 1 })
         let ids = try (0..<3).map { try outbox.send(method: .post, path: "apply", parameters: ["n": $0]) }
+        // Only this outbox's operations count (other suites finish operations in parallel):
+        // those for the refused port.
         let refusals = EventCount()
-        let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationDidFinish, object: nil, queue: nil) { _ in
+        let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationDidFinish, object: nil, queue: nil) { note in
+            guard let operation = note.object as? HTTPRequestOperation, operation.request.url?.port == port else { return }
             refusals.increment()
         }
         let log = ResultLog(outbox)
@@ -493,7 +542,11 @@ struct OutboxTests {
         #expect(ids.count == 200 && Set(ids).count == 200)
         let results = await log.first(200)
         #expect(Set(results.map(\.id)) == Set(ids))
-        #expect(inbox.effects.count == 200 && inbox.effects.values.allSatisfy { $0 == 1 })
+        // Each key reached the server once: no item was sent twice (no retry happened, and the
+        // docs allow a redelivery only after a process died).
+        let requests = inbox.requests
+        #expect(requests.count == 200 && requests.values.allSatisfy { $0 == 1 }, "\(requests.filter { $0.value != 1 })")
+        #expect(Set(requests.keys) == Set(ids.map(\.idempotencyKey)))
         outbox.settle()
         #expect(directory.names(in: "items").isEmpty && outbox.pendingCount == 0)
     }

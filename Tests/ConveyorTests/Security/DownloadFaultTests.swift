@@ -1,4 +1,5 @@
 import Conveyor
+import ConveyorLocking
 import ConveyorTesting
 import Foundation
 import Testing
@@ -82,7 +83,13 @@ struct DownloadFaultTests {
         let scratch = try scratchDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
         let source = scratch.appendingPathComponent("vanishing.bin")
-        try Data(repeating: 7, count: 3_000_000).write(to: source)
+        // A 251-byte pattern (a prime length, not a divisor of any buffer size) repeated: a lost,
+        // repeated or shifted stretch shows. Built by appending, cheap in a debug build.
+        let pattern = Data((0..<251).map { UInt8(truncatingIfNeeded: $0 &* 7919 >> 3) })
+        var bytes = Data(capacity: 3_000_000)
+        while bytes.count < 3_000_000 { bytes.append(pattern) }
+        let expected = bytes
+        try expected.write(to: source)
         var configuration = HTTPClient.Configuration.default
         configuration.multipartMemoryThreshold = 1_000_000  // streamed through a body file
         configuration.temporaryDirectory = scratch
@@ -90,9 +97,19 @@ struct DownloadFaultTests {
         let client = HTTPClient(baseURL: server.baseURL, configuration: configuration)
         let request = try client.multipartRequest(path: "upload-target") { try $0.append(fileURL: source, name: "file") }
         try FileManager.default.removeItem(at: source)
-        server.route("/upload-target") { request in .text("\(request.bodyLength)") }
+        let received = Lock<Data?>(nil)
+        server.route("/upload-target") { request in
+            // The only part's bytes start after its head's blank line (no multipart parse of
+            // 3 MB in a debug build on a loaded machine).
+            let body = request.body
+            let start = body.range(of: Data("\r\n\r\n".utf8))?.upperBound ?? body.endIndex
+            received.withLock { $0 = body[start...].prefix(expected.count) }
+            return .text("\(request.bodyLength)")
+        }
         let response = try await client.response(for: request, responseSerializer: DataResponseSerializer())
         #expect(Int(String(decoding: response.data, as: UTF8.self)) == Int(request.value(forHTTPHeaderField: "Content-Length") ?? ""))
+        // Every byte of the file, in order, reached the server.
+        #expect(received.withLock { $0 } == expected)
         #expect(await client.waitUntilAllOperationsAreFinished(timeout: 10))
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty, "the body file was not removed")
     }

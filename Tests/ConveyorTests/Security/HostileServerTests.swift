@@ -154,11 +154,24 @@ struct HostileStreamTests {
     func lineLimit(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
+        // The server writes 1 MiB without a newline (ten times the limit), then waits, writing
+        // nothing, for the client to close the connection: the line never ends, so only a
+        // transfer stopped by lineTooLong closes it (the idle timeout is 60 s, past the wait).
+        // A write that fails is the same event, seen earlier. Bounded: a client that reads
+        // ahead without stopping (URLSession on Linux has no backpressure) gets 1 MiB, not a
+        // flood that would hold both cores of a full run for the whole wait.
+        let connectionClosed = DispatchSemaphore(value: 0)
         server.route("/endless") { _ in
             .init(
                 body: .stream(chunked: true) { writer in
                     let chunk = Data(repeating: UInt8(ascii: "a"), count: 64 * 1024)
-                    for _ in 0..<64 { try writer.write(chunk) }  // 4 MiB, no newline
+                    do {
+                        for _ in 0..<16 { try writer.write(chunk) }
+                    } catch {
+                        connectionClosed.signal()
+                        throw error
+                    }
+                    if writer.waitForClientToClose(timeout: 20) { connectionClosed.signal() }
                 })
         }
         let stream = try await testClient(server, transport).stream("endless")
@@ -168,6 +181,13 @@ struct HostileStreamTests {
             guard case .streamFailed(.lineTooLong(let limit))? = error as? ConveyorError else { return false }
             return limit == 100_000
         }
+        // The event, not a time: 20 s only ends the wait when the client never closes. Checked on
+        // both transports. (With a 1 GiB body, URLSession on Linux — no backpressure — sometimes
+        // read the whole body before the consumer reached the limit: the transfer had ended
+        // before the cancel, and its connection stayed open for reuse. That was the earlier
+        // "known issue"; this body never ends, so only the cancel can close the connection.)
+        let closed = try await offPool { connectionClosed.wait(timeout: .now() + 20) == .success }
+        #expect(closed, "the connection was still open 20 s after lineTooLong: the transfer did not stop")
         #expect(stream.bufferLimit == HTTPStream.defaultBufferLimit && HTTPStream.defaultMaximumLineLength == 1_048_576)
     }
 
@@ -246,8 +266,18 @@ struct HostileCredentialTests {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
         let gate = Gate()
-        let authenticator = BearerTokenAuthenticator(credential: nil, refreshTimeout: 0.3) { _ in
+        let calls = Lock(0)
+        let lateReturned = DispatchSemaphore(value: 0)
+        // 2 s, not less: the second refresh below returns at once, yet on a loaded machine a
+        // 0.3 s deadline passed before its task ran (seen in a full parallel run).
+        let authenticator = BearerTokenAuthenticator(credential: nil, refreshTimeout: 2) { _ in
+            let call = calls.withLock { count in
+                count += 1
+                return count
+            }
+            guard call == 1 else { return .init(accessToken: "fresh-token") }
             await gate.wait()  // never looks at cancellation
+            defer { lateReturned.signal() }
             return .init(accessToken: "late-token")
         }
         let client = Self.client(server, transport, authenticator: authenticator)
@@ -255,14 +285,23 @@ struct HostileCredentialTests {
         await #expect {
             _ = try await client.get("get")
         } throws: { error in
-            guard case .credentialRefreshFailed(.timedOut(0.3))? = error as? ConveyorError else { return false }
+            guard case .credentialRefreshFailed(.timedOut(2))? = error as? ConveyorError else { return false }
             return true
         }
         // The closure is still waiting (it returns only once released below): the deadline ended
         // the wait, not the closure. The bound only catches a hang on a loaded machine.
         #expect(ContinuousClock.now - started < .seconds(30))
         gate.release()
-        #expect(authenticator.credential == nil && server.requestCount(path: "/get") == 0)
+        // Wait for the late result to arrive: the closure has returned it to the authenticator.
+        #expect(try await offPool { lateReturned.wait(timeout: .now() + 30) == .success })
+        #expect(server.requestCount(path: "/get") == 0)
+        // The next request shows on the wire whether the late token was kept. Discarded, the
+        // credential is still missing, so it refreshes again (call 2) and sends the fresh token;
+        // kept, it would send the late one. The authenticator settles the late result right after
+        // the closure returns, in the same task, long before this request's round trip ends.
+        _ = try await client.get("get")
+        #expect(server.receivedRequests.last?.headers["Authorization"] == "Bearer fresh-token")
+        #expect(authenticator.refreshCount == 2 && authenticator.credential?.accessToken == "fresh-token")
     }
 
     @Test(
@@ -428,7 +467,9 @@ struct StreamAllowanceTests {
         let client = testClient(server, transport) { configuration in
             configuration.maximumConnectionsPerHost = 2
             configuration.maximumConcurrentOperations = 2
-            configuration.idleTimeout = 5
+            // Long enough that the cancel below comes first on a loaded machine (at 5 s the
+            // idle timeout sometimes ended the silent streams before the cancel was sent).
+            configuration.idleTimeout = 30
         }
         var streams: [HTTPStream] = []
         for _ in 0..<10 { streams.append(try await client.stream("feed")) }
@@ -440,11 +481,20 @@ struct StreamAllowanceTests {
         let started = ContinuousClock.now
         #expect(try await client.get("bytes/10").count == 10)
         #expect(ContinuousClock.now - started < .seconds(4))
-        // cancelAllOperations reaches streams too.
+        // cancelAllOperations reaches streams too: each ends with the cancellation, and before
+        // its 30 s idle timeout (the streams are silent after their first line, so the idle
+        // timeout would end them too, with another error; the server ends them at 20 s without
+        // one): here the bound is the claim itself.
+        let cancelled = ContinuousClock.now
         client.cancelAllOperations(path: "feed")
         for stream in streams {
-            await #expect(throws: ConveyorError.self) { for try await _ in stream {} }
+            await #expect {
+                for try await _ in stream {}
+            } throws: { error in
+                (error as? ConveyorError)?.isCancelled == true
+            }
         }
+        #expect(ContinuousClock.now - cancelled < .seconds(20))
         for _ in 0..<10 { release.signal() }
     }
 }
