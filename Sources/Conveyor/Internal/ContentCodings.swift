@@ -2,7 +2,13 @@
 /// and `zstd` (with `x-gzip` and `identity`). A body with any other coding is handed over as it
 /// arrived, its `Content-Encoding` saying so, as browsers do.
 enum ContentCodings {
-    static let decodable: Set<String> = ["identity", "gzip", "x-gzip", "deflate", "br", "zstd"]
+    #if canImport(Darwin)
+        /// Apple's URLSession decodes `gzip`, `deflate` and `br`, not `zstd`: a `zstd` body stays
+        /// encoded there, and its `Content-Encoding` must stay with it.
+        static let decodable: Set<String> = ["identity", "gzip", "x-gzip", "deflate", "br"]
+    #else
+        static let decodable: Set<String> = ["identity", "gzip", "x-gzip", "deflate", "br", "zstd"]
+    #endif
 
     /// Whether every coding a `Content-Encoding` value lists (empty: none) is decoded.
     static func areDecodable(_ field: String) -> Bool {

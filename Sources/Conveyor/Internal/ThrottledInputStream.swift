@@ -17,8 +17,9 @@ final class ThrottledInputStream: InputStream, TemporaryBodyFileOwner {
     private let packetSize: Int
     private let delay: TimeInterval
     private var handle: FileHandle?
-    private var offset = 0
-    private let length: Int
+    // Int64: a body past 2 GiB is counted right where `Int` has 32 bits (watchOS on arm64_32).
+    private var offset: Int64 = 0
+    private let length: Int64
     private var status: Stream.Status = .notOpen
     private var packetsSent = 0
     /// Whether `read` waits between packets. The curl transport turns it off and lets libcurl
@@ -36,7 +37,7 @@ final class ThrottledInputStream: InputStream, TemporaryBodyFileOwner {
 
     init(source: Source, length: Int64, packetSize: Int, delay: TimeInterval) {
         self.source = source
-        self.length = Int(length)
+        self.length = length
         self.packetSize = max(1, packetSize)
         self.delay = Seconds.clamped(delay)
         super.init(data: Data())
@@ -63,11 +64,11 @@ final class ThrottledInputStream: InputStream, TemporaryBodyFileOwner {
             return 0
         }
         if packetsSent > 0, delay > 0, sleepsBetweenPackets { Thread.sleep(forTimeInterval: delay) }
-        let count = min(maxLength, packetSize, length - offset)
+        let count = Int(min(Int64(min(maxLength, packetSize)), length - offset))
         let chunk: Data
         switch source {
         case .data(let data):
-            chunk = data.subdata(in: offset..<(offset + count))
+            chunk = data.subdata(in: Int(offset)..<(Int(offset) + count))
         case .file:
             guard let read = try? handle?.read(upToCount: count), !read.isEmpty else {
                 status = .error
@@ -76,7 +77,7 @@ final class ThrottledInputStream: InputStream, TemporaryBodyFileOwner {
             chunk = read
         }
         chunk.copyBytes(to: buffer, count: chunk.count)
-        offset += chunk.count
+        offset += Int64(chunk.count)
         packetsSent += 1
         return chunk.count
     }

@@ -102,13 +102,21 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
                 return
             }
         #endif
-        // Answer every other challenge definitively: on Linux `.performDefaultHandling` leaves
-        // a 401 hanging forever, with no timeout.
         let (disposition, credential) = delegate(for: task)?.transportDisposition(for: challenge) ?? (.cancelAuthenticationChallenge, nil)
         if disposition == .useCredential, let credential {
             completionHandler(.useCredential, credential)
         } else {
-            completionHandler(.cancelAuthenticationChallenge, nil)
+            #if canImport(Darwin)
+                // Apple: go on without a credential, so a 401 (or a server's optional request for
+                // a client certificate) reaches the operation as on Linux instead of becoming a
+                // cancelled request. The session keeps no credential storage (see
+                // `URLSessionTransport`), so nothing answers in Conveyor's place.
+                completionHandler(.performDefaultHandling, nil)
+            #else
+                // Linux: answer definitively; `.performDefaultHandling` leaves a 401 hanging
+                // forever, with no timeout.
+                completionHandler(.cancelAuthenticationChallenge, nil)
+            #endif
         }
     }
 

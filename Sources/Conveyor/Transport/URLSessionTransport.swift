@@ -34,7 +34,8 @@ final class URLSessionTransport: Transport {
 
     /// - Parameters:
     ///   - configuration: Copied; its `urlCache` is turned off because URLSession on Linux
-    ///     never writes to it and ignores the query when reading it.
+    ///     never writes to it and ignores the query when reading it, and its
+    ///     `urlCredentialStorage` because credentials come from the operation.
     ///   - tls: Only `allowsInvalidCertificates` is honoured (on Apple platforms: corelibs
     ///     URLSession on Linux asks no server-trust question and cannot turn validation off);
     ///     custom authorities and pins make every HTTPS request fail with
@@ -43,6 +44,10 @@ final class URLSessionTransport: Transport {
         let configuration = configuration.copy() as! URLSessionConfiguration
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        // Credentials come from the operation (its credential, challenge handler, authenticator),
+        // for its client's origins only: a credential stored for the whole process must not
+        // answer a challenge the operation declined (Apple's default handling would use it).
+        configuration.urlCredentialStorage = nil
         // Conveyor sends and stores cookies itself (TransportCookies), as the curl transport does.
         cookies = TransportCookies(configuration)
         configuration.httpShouldSetCookies = false

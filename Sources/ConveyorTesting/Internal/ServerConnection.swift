@@ -20,7 +20,8 @@ final class ServerConnection: @unchecked Sendable {
     /// Requests larger than this are refused, so a test cannot exhaust memory by accident.
     static let maximumHeaderBytes = 1 << 20
     /// The largest request body the server reads (1 TB): a larger Content-Length is ignored.
-    static let maximumBodyBytes = 1 << 40
+    // Clamped: `1 << 40` is 0 where `Int` has 32 bits (watchOS on arm64_32).
+    static let maximumBodyBytes = Int(clamping: Int64(1) << 40)
 
     init(fd: Int32) { self.fd = fd }
 
