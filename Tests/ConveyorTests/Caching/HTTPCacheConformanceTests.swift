@@ -152,8 +152,95 @@ struct HTTPCacheConformanceTests {
             }
             _ = try await fetch(client, "sie")
             let second = try await client.response(method: .get, path: "sie")
-            #expect(second.statusCode == 200 && String(decoding: second.data, as: UTF8.self) == "good" && second.source == .cache)
+            #expect(second.statusCode == 200 && String(decoding: second.data, as: UTF8.self) == "good" && second.source == .staleOnError)
             #expect(server.requestCount(path: "/sie") == 2)
+        }
+    }
+
+    /// A route whose first answer is `body` with `headers` and whose later ones are `fault`.
+    private func failingAfterFirst(_ server: LocalHTTPServer, _ path: String, headers: HTTPHeaders, fault: LocalHTTPServer.Fault) {
+        let calls = Lock(0)
+        server.route(path) { _ in
+            let call = calls.withLock {
+                $0 += 1
+                return $0
+            }
+            guard call == 1 else { return .init(body: .fault(fault)) }
+            return .text("stored \(path)").with(headers: headers)
+        }
+    }
+
+    @Test(
+        "Disconnected (§4.2.4): a failed connection is answered with the stale response; must-revalidate and no-cache give a 504",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func staleWhenDisconnected(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, _ in
+            let stale: HTTPHeaders = ["Cache-Control": "max-age=1", "Age": "30", "ETag": "\"s\""]
+            failingAfterFirst(server, "/stale-close", headers: stale, fault: .closeBeforeHeaders)
+            failingAfterFirst(server, "/stale-reset", headers: stale, fault: .reset)
+            failingAfterFirst(
+                server, "/stale-close-must-revalidate", headers: ["Cache-Control": "max-age=1, must-revalidate", "Age": "30"],
+                fault: .closeBeforeHeaders)
+            failingAfterFirst(
+                server, "/stale-close-no-cache", headers: ["Cache-Control": "no-cache", "ETag": "\"n\""], fault: .closeBeforeHeaders)
+            server.countingRoute("/stale-refused", headers: ["Cache-Control": "max-age=1", "Age": "30"])
+            for path in ["stale-close", "stale-reset", "stale-close-must-revalidate", "stale-close-no-cache", "stale-refused"] {
+                #expect(try await fetch(client, path).status == 200, "\(path)")
+            }
+            for path in ["stale-close", "stale-reset"] {
+                let answer = try await client.response(method: .get, path: path)
+                #expect(answer.statusCode == 200 && String(decoding: answer.data, as: UTF8.self) == "stored /\(path)", "\(path)")
+                #expect(answer.source == .staleOnError, "\(path)")
+                // Asked again (a transport may retry an idempotent request once on a fresh connection).
+                #expect(server.requestCount(path: "/\(path)") >= 2, "\(path)")
+            }
+            // The stored response forbids serving it stale: an error that is a 504, never the stored body.
+            for path in ["stale-close-must-revalidate", "stale-close-no-cache"] {
+                do {
+                    let answer = try await client.response(method: .get, path: path)
+                    Issue.record("\(path): answered \(answer.statusCode) \(String(decoding: answer.data, as: UTF8.self))")
+                } catch let error as ConveyorError {
+                    guard case .unacceptableStatusCode(let status, _, let data) = error else {
+                        Issue.record("\(path): \(error)")
+                        continue
+                    }
+                    #expect(status == 504, "\(path)")
+                    #expect(!String(decoding: data ?? Data(), as: UTF8.self).contains("stored /"), "\(path)")
+                }
+                #expect(server.requestCount(path: "/\(path)") >= 2, "\(path)")
+            }
+            // Refused: nothing listens any more.
+            server.stop()
+            let refused = try await client.response(method: .get, path: "stale-refused")
+            #expect(String(decoding: refused.data, as: UTF8.self) == "/stale-refused #1" && refused.source == .staleOnError)
+        }
+    }
+
+    @Test(
+        "Disconnected, with the setting off: the transport's error, not the stale response", arguments: HTTPClient.TransportKind.testedKinds
+    )
+    func staleWhenDisconnectedOff(transport: HTTPClient.TransportKind) async throws {
+        let cache = HTTPCache(memoryCapacity: 1_000_000, diskCapacity: 0, answersStaleWhenDisconnected: false)
+        #expect(HTTPCache(memoryCapacity: 1_000_000, diskCapacity: 0).answersStaleWhenDisconnected)
+        let configure: (inout HTTPClient.Configuration) -> Void = { configuration in
+            configuration.transport = transport
+            configuration.monitorsReachability = false
+            configuration.cache = cache
+        }
+        try await withCachingServer(configure: configure) { server, client, _ in
+            failingAfterFirst(server, "/off-close", headers: ["Cache-Control": "max-age=1", "Age": "30"], fault: .closeBeforeHeaders)
+            failingAfterFirst(
+                server, "/off-explicit", headers: ["Cache-Control": "max-age=1, stale-if-error=600", "Age": "30"],
+                fault: .closeBeforeHeaders)
+            _ = try await fetch(client, "off-close")
+            _ = try await fetch(client, "off-explicit")
+            await #expect {
+                _ = try await client.response(method: .get, path: "off-close")
+            } throws: { error in
+                (error as? ConveyorError)?.connectivityFailure == .connectionLost
+            }
+            // `stale-if-error` is the response's own permission: it still answers.
+            #expect(try await client.response(method: .get, path: "off-explicit").source == .staleOnError)
         }
     }
 

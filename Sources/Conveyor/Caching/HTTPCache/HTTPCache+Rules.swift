@@ -108,6 +108,43 @@ extension HTTPCache {
         return staleness < window
     }
 
+    /// What answers a request whose connection failed before any response byte, decided when
+    /// it is sent — the one rule for a failed connection:
+    /// - ``Policy/returnCacheDataWhenUnreachable``: any stored entry;
+    /// - `stale-if-error` (RFC 5861 §4) that covers the entry: the entry;
+    /// - else, with ``answersStaleWhenDisconnected`` (RFC 9111 §4.2.4): an entry whose response
+    ///   forbids serving it stale (`must-revalidate`, `no-cache`; in a shared cache also
+    ///   `proxy-revalidate`, `s-maxage`) gives a 504 (§5.2.2.2); a request that limits the age it
+    ///   takes (`no-cache`, `max-age`, `min-fresh`) gets the transport's error; otherwise the entry.
+    func answerWhenDisconnected(_ request: URLRequest, with entry: CachedResponse?, policy: Policy) -> DisconnectedAnswer {
+        guard let entry else { return .transportError }
+        if policy == .returnCacheDataWhenUnreachable { return .stored(entry) }
+        guard policy == .useProtocolCachePolicy else { return .transportError }
+        if canAnswerAfterError(request, with: entry) { return .stored(entry) }
+        guard answersStaleWhenDisconnected else { return .transportError }
+        let responseControl = entry.cacheControl
+        if responseControl.contains("must-revalidate") || responseControl.containsUnqualified("no-cache")
+            || (isShared && (responseControl.contains("proxy-revalidate") || responseControl.contains("s-maxage")))
+        {
+            return .gatewayTimeout
+        }
+        let requestControl = Self.requestControl(of: request)
+        if requestControl.contains("no-cache") || requestControl.contains("max-age") || requestControl.contains("min-fresh") {
+            return .transportError
+        }
+        return .stored(entry)
+    }
+
+    /// What ``answerWhenDisconnected(_:with:policy:)`` decided.
+    enum DisconnectedAnswer {
+        /// The stored response answers (``ResponseSource/staleOnError``).
+        case stored(CachedResponse)
+        /// A `504 Gateway Timeout` the cache makes: the stored response may not answer stale.
+        case gatewayTimeout
+        /// The transport's error reaches the caller.
+        case transportError
+    }
+
     /// The request's `Cache-Control`; without one, `Pragma: no-cache` counts as `no-cache`
     /// (§5.4: only then).
     static func requestControl(of request: URLRequest) -> CacheControl {

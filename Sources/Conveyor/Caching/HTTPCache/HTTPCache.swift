@@ -69,6 +69,13 @@ public final class HTTPCache: Sendable {
         case cache
         /// The server answered a conditional request with `304 Not Modified`; the stored body was returned.
         case revalidatedCache
+        /// A stored response the server did not confirm answered because the exchange failed: the
+        /// connection failed before any response byte (refused, reset, closed without a reply, a
+        /// transport timeout; RFC 9111 §4.2.4, see ``HTTPCache/answersStaleWhenDisconnected``),
+        /// or `stale-if-error` (RFC 5861 §4) covered a failure or a 500, 502, 503 or 504, or
+        /// ``Policy/returnCacheDataWhenUnreachable``'s request failed to connect. The response
+        /// may be stale: show it as such (an "offline" note) where that matters.
+        case staleOnError
     }
 
     /// The process-wide cache: what clients (``HTTPClient/Configuration/cache``) and image
@@ -112,6 +119,16 @@ public final class HTTPCache: Sendable {
     /// Whether the cache behaves as a shared cache (`private` responses are not stored,
     /// `s-maxage` applies). Default false: a client's cache is private to its user.
     public let isShared: Bool
+    /// Whether a stale stored response answers when the origin cannot be reached — the
+    /// connection refused, reset, closed or timed out before any response byte — as RFC 9111
+    /// §4.2.4 allows a disconnected cache (reported as ``ResponseSource/staleOnError``). A stored
+    /// response that forbids it (`must-revalidate`, `no-cache`; in a shared cache also
+    /// `proxy-revalidate` and `s-maxage`) gives a 504 instead:
+    /// ``ConveyorError/unacceptableStatusCode(_:response:data:)`` with a `504 Gateway Timeout` the
+    /// cache made, never the stored response (§5.2.2.2). A request that limits the age it takes
+    /// (`no-cache`, `max-age`, `min-fresh`) gets the transport's error. Default true; false
+    /// leaves the transport's error in every case but `stale-if-error` and the offline policy.
+    public let answersStaleWhenDisconnected: Bool
 
     /// The most variants (responses with `Vary` that differ in the named request headers)
     /// kept for one method and URL; storing another drops the least recently stored.
@@ -135,12 +152,18 @@ public final class HTTPCache: Sendable {
     ///     `NSURLCache`'s `diskPath: nil` was. The directory is created if needed; entries
     ///     already in it are used.
     ///   - isShared: Whether to behave as a shared cache. Default false.
-    public init(memoryCapacity: Int = 4_000_000, diskCapacity: Int = 20_000_000, directory: URL? = nil, isShared: Bool = false) {
+    ///   - answersStaleWhenDisconnected: Whether a stale stored response answers when the origin
+    ///     cannot be reached (see ``answersStaleWhenDisconnected``). Default true.
+    public init(
+        memoryCapacity: Int = 4_000_000, diskCapacity: Int = 20_000_000, directory: URL? = nil, isShared: Bool = false,
+        answersStaleWhenDisconnected: Bool = true
+    ) {
         let directory = diskCapacity > 0 ? directory ?? Self.defaultDirectory : nil
         self.memoryCapacity = max(0, memoryCapacity)
         self.diskCapacity = directory == nil ? 0 : diskCapacity
         self.directory = directory
         self.isShared = isShared
+        self.answersStaleWhenDisconnected = answersStaleWhenDisconnected
         self.memory = LRUCache(costLimit: self.memoryCapacity)
         self.disk = directory.map { HTTPCacheDiskStore(directory: $0, capacity: max(0, diskCapacity)) }
     }
