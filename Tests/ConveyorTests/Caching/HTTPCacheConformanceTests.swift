@@ -293,6 +293,27 @@ struct HTTPCacheConformanceTests {
         }
     }
 
+    @Test(
+        "A status the cache does not know (599) with public and no explicit lifetime gets a heuristic one",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func heuristicUnknownStatusWithPublic(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, _ in
+            let modified = HTTPCacheFreshnessTests.httpDate(-100_000)  // heuristic: 10 %, 10,000 s
+            server.route("/heuristic-599") { _ in
+                .text("599", status: 599).with(headers: ["Cache-Control": "public", "Last-Modified": modified])
+            }
+            server.route("/heuristic-599-plain") { _ in .text("599", status: 599).with(headers: ["Last-Modified": modified]) }
+            for path in ["heuristic-599", "heuristic-599-plain"] {
+                let first = try await fetch(client, path)
+                let second = try await fetch(client, path)
+                #expect(first.status == 599 && second.status == 599, "\(path)")
+            }
+            #expect(server.requestCount(path: "/heuristic-599") == 1)
+            // Without `public` an unknown status is not heuristically cacheable.
+            #expect(server.requestCount(path: "/heuristic-599-plain") == 2)
+        }
+    }
+
     @Test("A HEAD response freshens the stored GET response's fields (§4.3.5)", arguments: HTTPClient.TransportKind.testedKinds)
     func headFreshensGet(transport: HTTPClient.TransportKind) async throws {
         try await withCache(transport) { server, client, _ in

@@ -56,8 +56,11 @@ extension CachedResponse {
             guard let expires = HTTPDate.parse(expiresText) else { return 0 }
             return max(0, expires.timeIntervalSince(HTTPDate.parse(headers["Date"]) ?? responseDate))
         }
-        // A heuristic lifetime only for the statuses RFC 9110 §15.1 lists as heuristically cacheable.
-        if HTTPCache.heuristicallyCacheableStatusCodes.contains(statusCode), let modified = HTTPDate.parse(headers["Last-Modified"]) {
+        // A heuristic lifetime only for the statuses RFC 9110 §15.1 lists as heuristically
+        // cacheable, and for any status marked explicitly cacheable with `public` (§4.2.2).
+        if HTTPCache.allowsHeuristicFreshness(statusCode: statusCode, control: control),
+            let modified = HTTPDate.parse(headers["Last-Modified"])
+        {
             let since = (HTTPDate.parse(headers["Date"]) ?? responseDate).timeIntervalSince(modified)
             return min(max(0, since * 0.1), Self.heuristicLifetimeCap)
         }

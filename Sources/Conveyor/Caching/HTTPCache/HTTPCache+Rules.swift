@@ -34,9 +34,9 @@ extension HTTPCache {
         let hasExplicitLifetime =
             responseControl.seconds("max-age") != nil || (isShared && responseControl.seconds("s-maxage") != nil)
             || response.value(forHTTPHeaderField: "Expires") != nil
-        if !Self.heuristicallyCacheableStatusCodes.contains(status) {
-            // §3: any final status is storable with explicit freshness (or `public`, which
-            // allows a heuristic lifetime; Conveyor gives other statuses none, so it needs one).
+        if !Self.allowsHeuristicFreshness(statusCode: status, control: responseControl) {
+            // §3: any final status is storable with explicit freshness; without it, only with
+            // `public`, which allows a heuristic lifetime (§4.2.2).
             return hasExplicitLifetime
         }
         let hasValidator = response.value(forHTTPHeaderField: "ETag") != nil || response.value(forHTTPHeaderField: "Last-Modified") != nil
@@ -152,6 +152,13 @@ extension HTTPCache {
         let pragma = request.value(forHTTPHeaderField: "Pragma")?.lowercased() ?? ""
         return CacheControl(
             pragma.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "no-cache" } ? "no-cache" : nil)
+    }
+
+    /// Whether a response without explicit freshness may get a heuristic lifetime (RFC 9111
+    /// §4.2.2): its status is heuristically cacheable (RFC 9110 §15.1), or `public` marks it
+    /// explicitly cacheable — a 599 with `public` and `Last-Modified` is fresh for a while.
+    static func allowsHeuristicFreshness(statusCode: Int, control: CacheControl) -> Bool {
+        heuristicallyCacheableStatusCodes.contains(statusCode) || control.contains("public")
     }
 
     /// The status codes after which `stale-if-error` may answer instead.
