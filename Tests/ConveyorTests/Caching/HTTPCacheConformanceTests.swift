@@ -314,6 +314,23 @@ struct HTTPCacheConformanceTests {
         }
     }
 
+    @Test(
+        "Vary: Accept-Language compares language ranges and q-values, not strings",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func varyLanguageRanges(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, _ in
+            server.countingRoute("/languages", headers: ["Cache-Control": "max-age=60", "Vary": "Accept-Language"])
+            _ = try await fetch(client, "languages", headers: ["Accept-Language": "en, fr;q=0.5"])
+            for same in ["en,fr;q=0.5", "fr;q=0.50, en", "EN;q=1.0 ,fr; q=0.500", "en;q=1,fr;Q=.5"] {
+                #expect(try await fetch(client, "languages", headers: ["Accept-Language": same]).source == .cache, "\(same)")
+            }
+            #expect(server.requestCount(path: "/languages") == 1)
+            for other in ["en, fr;q=0.4", "en;q=0.5, fr", "en"] {
+                #expect(try await fetch(client, "languages", headers: ["Accept-Language": other]).source == .network, "\(other)")
+            }
+        }
+    }
+
     @Test("A HEAD response freshens the stored GET response's fields (§4.3.5)", arguments: HTTPClient.TransportKind.testedKinds)
     func headFreshensGet(transport: HTTPClient.TransportKind) async throws {
         try await withCache(transport) { server, client, _ in

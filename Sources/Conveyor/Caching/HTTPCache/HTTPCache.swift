@@ -353,10 +353,34 @@ extension CachedResponse {
             member.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
                 .replacingOccurrences(of: " ;", with: ";").replacingOccurrences(of: "; ", with: ";")
         }.filter { !$0.isEmpty }
-        guard caseInsensitiveListFields.contains(name.lowercased()) else { return members.joined(separator: ",") }
-        return members.map { $0.lowercased() }.sorted().joined(separator: ",")
+        let field = name.lowercased()
+        guard caseInsensitiveListFields.contains(field) else { return members.joined(separator: ",") }
+        let lowered = members.map { $0.lowercased() }
+        guard weightedListFields.contains(field) else { return lowered.sorted().joined(separator: ",") }
+        return lowered.map(normalizedWeightedMember).sorted().joined(separator: ",")
+    }
+
+    /// A lower-cased member of a weighted list (`fr;q=0.50`) with its weight in one spelling:
+    /// `q` in thousandths (RFC 9110 §12.4.2), left out when it is the default 1 — so `en`,
+    /// `en;q=1.0` and `en;q=1` are one member, and `fr;q=.5`, `fr;q=0.5`, `fr;q=0.500` another.
+    /// A weight that is not a number stays as written.
+    static func normalizedWeightedMember(_ member: String) -> String {
+        var parts = member.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
+        guard let index = parts.indices.dropFirst().first(where: { parts[$0].hasPrefix("q=") }) else { return member }
+        let text = parts[index].dropFirst(2)
+        guard let weight = Double(text), weight >= 0, weight <= 1, !text.contains(where: { $0 != "." && !$0.isNumber }) else {
+            return member
+        }
+        let thousandths = Int((weight * 1000).rounded())
+        if thousandths == 1000 { parts.remove(at: index) } else { parts[index] = "q=\(thousandths)" }
+        return parts.joined(separator: ";")
     }
 
     /// Request fields whose values are lists of case-insensitive tokens.
     static let caseInsensitiveListFields: Set<String> = ["accept", "accept-language", "accept-encoding", "accept-charset"]
+
+    /// Of those, the lists whose members carry nothing but a `q` weight: their weights are
+    /// compared as numbers (``normalizedWeightedMember(_:)``). `Accept` keeps its members as
+    /// written — media type parameters before `q` are part of the type.
+    static let weightedListFields: Set<String> = ["accept-language", "accept-encoding", "accept-charset"]
 }
