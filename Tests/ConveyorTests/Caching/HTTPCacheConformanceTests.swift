@@ -331,6 +331,92 @@ struct HTTPCacheConformanceTests {
         }
     }
 
+    @Test(
+        "Cache-Control parsing: the first of two max-age counts; a malformed max-age (space around =, 3600.0, 3600a) means stale",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func maxAgeParsing(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, _ in
+            // A far Expires and an old Last-Modified would make each response fresh without its max-age.
+            let fallbacks: HTTPHeaders = [
+                "Expires": "Thu, 18 Aug 2050 02:01:18 GMT", "Last-Modified": HTTPCacheFreshnessTests.httpDate(-1_000_000),
+            ]
+            let cases: [(String, String, cached: Bool)] = [
+                ("two-fresh-stale", "max-age=1800, max-age=1", true),
+                ("two-stale-fresh", "max-age=1, max-age=1800", false),
+                ("space-before-equals", "max-age =3600", false),
+                ("space-after-equals", "max-age= 3600", false),
+                ("decimal", "max-age=3600.0", false),
+                ("trailing-alpha", "max-age=3600a", false),
+                ("quoted", #"max-age="3600""#, true),
+                ("leading-zero", "max-age=003600", true),
+            ]
+            for (name, control, _) in cases {
+                var headers = fallbacks
+                headers["Cache-Control"] = control
+                headers["Age"] = "5"  // past max-age=1
+                server.countingRoute("/parse-\(name)", headers: headers)
+            }
+            for (name, _, cached) in cases {
+                _ = try await fetch(client, "parse-\(name)")
+                #expect(try await fetch(client, "parse-\(name)").source == (cached ? .cache : .network), "\(name)")
+            }
+        }
+    }
+
+    @Test(
+        "Age parsing: an invalid Age (7200;foo, 7200.0) is ignored; of a list the first member counts",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func ageParsing(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, _ in
+            let cases: [(String, String, cached: Bool)] = [
+                ("parameter", "7200;foo", true), ("float", "7200.0", true), ("list", "7200, 0", false), ("valid", "7200", false),
+            ]
+            for (name, age, _) in cases { server.countingRoute("/age-\(name)", headers: ["Cache-Control": "max-age=3600", "Age": age]) }
+            for (name, _, cached) in cases {
+                _ = try await fetch(client, "age-\(name)")
+                #expect(try await fetch(client, "age-\(name)").source == (cached ? .cache : .network), "\(name)")
+            }
+        }
+    }
+
+    @Test(
+        "A request's Pragma: no-cache counts as Cache-Control: no-cache only when the request has no Cache-Control",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func requestPragma(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, _ in
+            server.countingRoute("/pragma-request", headers: ["Cache-Control": "max-age=3600"])
+            _ = try await fetch(client, "pragma-request")
+            #expect(try await fetch(client, "pragma-request", headers: ["Pragma": "no-cache"]).source == .network)
+            #expect(try await fetch(client, "pragma-request", headers: ["Pragma": "No-Cache, x"]).source == .network)
+            #expect(
+                try await fetch(client, "pragma-request", headers: ["Pragma": "no-cache", "Cache-Control": "max-stale"]).source == .cache)
+            #expect(server.requestCount(path: "/pragma-request") == 3)
+        }
+    }
+
+    @Test(
+        "If-None-Match is sent with a stored variant's ETag only for that variant, never another Vary'd one's",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func conditionalAcrossVariants(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, _ in
+            server.route("/variants") { request in
+                let value = request.headers["Abc"] ?? "none"
+                if request.headers["If-None-Match"] == "\"e-\(value)\"" {
+                    return .init(status: 304, headers: ["ETag": "\"e-\(value)\"", "Vary": "Abc"])
+                }
+                return .text("variant \(value)").with(headers: [
+                    "ETag": "\"e-\(value)\"", "Vary": "Abc", "Cache-Control": "max-age=1", "Age": "5",
+                ])
+            }
+            _ = try await fetch(client, "variants", headers: ["Abc": "123"])
+            _ = try await fetch(client, "variants", headers: ["Abc": "456"])
+            let again = try await fetch(client, "variants", headers: ["Abc": "123"])
+            #expect(again.source == .revalidatedCache)
+            let sent = server.receivedRequests.filter { $0.path == "/variants" }.map { $0.headers["If-None-Match"] }
+            #expect(sent == [nil, nil, "\"e-123\""])
+        }
+    }
+
     @Test("A HEAD response freshens the stored GET response's fields (§4.3.5)", arguments: HTTPClient.TransportKind.testedKinds)
     func headFreshensGet(transport: HTTPClient.TransportKind) async throws {
         try await withCache(transport) { server, client, _ in
