@@ -417,6 +417,35 @@ struct HTTPCacheConformanceTests {
         }
     }
 
+    @Test(
+        "A POST response with explicit freshness and Content-Location equal to its URL answers a later GET (RFC 9111 §4)",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func postAnswersGet(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, _ in
+            let cases: [(String, HTTPHeaders, cached: Bool)] = [
+                ("post-same", ["Cache-Control": "max-age=3600", "Content-Location": "/post-same"], true),
+                (
+                    "post-absolute",
+                    ["Cache-Control": "max-age=3600", "Content-Location": server.baseURL.absoluteString + "post-absolute"], true
+                ),
+                ("post-elsewhere", ["Cache-Control": "max-age=3600", "Content-Location": "/other"], false),
+                ("post-no-freshness", ["Content-Location": "/post-no-freshness", "ETag": "\"p\""], false),
+            ]
+            for (name, headers, _) in cases {
+                server.route("/\(name)") { request in
+                    if request.method == "POST" { return .text("posted").with(headers: headers) }
+                    return .text("got").with(headers: ["Cache-Control": "max-age=3600"])
+                }
+            }
+            for (name, _, cached) in cases {
+                _ = try await fetch(client, name, method: .post)
+                let get = try await client.response(method: .get, path: name)
+                #expect(get.source == (cached ? .cache : .network), "\(name)")
+                #expect(String(decoding: get.data, as: UTF8.self) == (cached ? "posted" : "got"), "\(name)")
+            }
+        }
+    }
+
     @Test("A HEAD response freshens the stored GET response's fields (§4.3.5)", arguments: HTTPClient.TransportKind.testedKinds)
     func headFreshensGet(transport: HTTPClient.TransportKind) async throws {
         try await withCache(transport) { server, client, _ in

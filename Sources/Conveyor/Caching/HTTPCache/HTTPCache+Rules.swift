@@ -43,6 +43,31 @@ extension HTTPCache {
         return hasExplicitLifetime || responseControl.contains("s-maxage") || hasValidator
     }
 
+    /// Whether a response to a `POST` may be stored as the answer to a later `GET` of its URL
+    /// (RFC 9111 §4, RFC 9110 §9.3.3): a 2xx with explicit freshness (`max-age`, `Expires`;
+    /// `s-maxage` in a shared cache) whose `Content-Location` names the request's own URL, and
+    /// that the rules of ``canStore(_:for:authenticated:)`` allow for a `GET` with the same fields.
+    func canStoreAsGET(_ response: HTTPResponseHead, toPOST request: URLRequest, authenticated: Bool) -> Bool {
+        guard (request.httpMethod ?? "GET").uppercased() == "POST", (200...299).contains(response.statusCode), let url = request.url,
+            let location = response.value(forHTTPHeaderField: "Content-Location"),
+            let target = URL(string: location, relativeTo: url)?.absoluteURL,
+            Origin.canonicalString(of: target) == Origin.canonicalString(of: url)
+        else { return false }
+        let control = CacheControl(response.value(forHTTPHeaderField: "Cache-Control"))
+        let explicit =
+            control.seconds("max-age") != nil || (isShared && control.seconds("s-maxage") != nil)
+            || HTTPDate.parse(response.value(forHTTPHeaderField: "Expires")) != nil
+        return explicit && canStore(response, for: Self.getRequest(for: request), authenticated: authenticated)
+    }
+
+    /// `request` as the `GET` of its URL, fields kept, body dropped.
+    static func getRequest(for request: URLRequest) -> URLRequest {
+        var get = request
+        get.httpMethod = "GET"
+        get.httpBody = nil
+        return get
+    }
+
     /// Header fields never stored with a response: `Set-Cookie` (a cookie set for one user must
     /// never reach another with a stored response), hop-by-hop fields (§3.1: `Connection`, the
     /// fields it names, `Keep-Alive`, `Proxy-Connection`, `TE`, `Transfer-Encoding`, `Upgrade`)

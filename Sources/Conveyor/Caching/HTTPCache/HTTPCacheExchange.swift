@@ -185,6 +185,16 @@ final class HTTPCacheExchange: TransportTaskDelegate, Sendable {
 
     func transportDidReceive(response: HTTPResponseHead) {
         guard case .load(let revalidating, _, let staleIfError) = mode else {
+            // A POST response that describes its own URL is kept for a later GET (RFC 9111 §4).
+            let authenticated = state.withLock { $0.authenticated }
+            if cache.canStoreAsGET(response, toPOST: request, authenticated: authenticated),
+                response.expectedContentLength < 0 || response.expectedContentLength <= Int64(cache.maximumEntrySize)
+            {
+                state.withLock {
+                    $0.buffer = Data()
+                    $0.response = response
+                }
+            }
             inner.transportDidReceive(response: response)
             return
         }
@@ -254,6 +264,11 @@ final class HTTPCacheExchange: TransportTaskDelegate, Sendable {
         switch mode {
         case .invalidate:
             if error == nil, let response { cache.invalidate(after: response, to: request) }
+            if error == nil, let buffer, let head,
+                let entry = cache.entry(for: HTTPCache.getRequest(for: request), response: head, body: buffer, requestDate: requestDate)
+            {
+                if let kept = options.responseHandler.map({ $0(entry) }) ?? entry { cache.store(kept) }
+            }
         case .load(_, let whenDisconnected, _):
             if let notModified {
                 if !notModified.data.isEmpty { inner.transportDidReceive(data: notModified.data) }
