@@ -485,6 +485,44 @@ struct HTTPCacheConformanceTests {
         }
     }
 
+    @Test(
+        "A stored 206 answers a later Range request inside its range, never a request outside it or a whole GET",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func storedPartialContent(transport: HTTPClient.TransportKind) async throws {
+        try await withCache(transport) { server, client, _ in
+            server.route("/partial") { request in
+                .ranged(Data("0123456789".utf8), etag: "\"r\"", for: request).with(headers: ["Cache-Control": "max-age=3600"])
+            }
+            func ranged(_ range: String) async throws -> (
+                status: Int, text: String, contentRange: String?, source: HTTPCache.ResponseSource
+            ) {
+                let response = try await client.response(method: .get, path: "partial", headers: ["Range": range])
+                return (
+                    response.statusCode, String(decoding: response.data, as: UTF8.self),
+                    response.head.value(forHTTPHeaderField: "Content-Range"), response.source
+                )
+            }
+            let first = try await ranged("bytes=4-")
+            #expect(first.status == 206 && first.text == "456789" && first.source == .network)
+            let cases: [(String, String, String)] = [
+                ("bytes=4-", "456789", "bytes 4-9/10"), ("bytes=6-8", "678", "bytes 6-8/10"), ("bytes=-3", "789", "bytes 7-9/10"),
+            ]
+            for (range, text, contentRange) in cases {
+                let answer = try await ranged(range)
+                #expect(answer.status == 206 && answer.text == text && answer.contentRange == contentRange, "\(range)")
+                #expect(answer.source == .cache, "\(range)")
+            }
+            #expect(server.requestCount(path: "/partial") == 1)
+            // Outside the stored part: the server.
+            let outside = try await ranged("bytes=2-5")
+            #expect(outside.text == "2345" && outside.source == .network && server.requestCount(path: "/partial") == 2)
+            // A stored part never answers a request for the whole.
+            let whole = try await client.response(method: .get, path: "partial")
+            #expect(whole.statusCode == 200 && String(decoding: whole.data, as: UTF8.self) == "0123456789" && whole.source == .network)
+            #expect(try await client.response(method: .head, path: "partial").source == .cache)  // the stored 200 now
+        }
+    }
+
     @Test("An unknown content coding is handed over as received, field included, and stored so (curl transport)")
     func unknownContentCoding() async throws {
         try await withCache(.curl) { server, client, _ in

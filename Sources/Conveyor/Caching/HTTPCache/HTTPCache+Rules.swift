@@ -12,8 +12,15 @@ extension HTTPCache {
     func canStore(_ response: HTTPResponseHead, for request: URLRequest, authenticated: Bool = false) -> Bool {
         let method = (request.httpMethod ?? "GET").uppercased()
         let status = response.statusCode
-        // Final responses only; a partial (206) or a 304 is not a response to store as is.
-        guard method == "GET" || method == "HEAD", (200...999).contains(status), status != 206, status != 304 else { return false }
+        // Final responses only; a 304 is not a response to store as is. A partial (206) is kept
+        // only as one byte range of a known length, with explicit freshness (§3.3), to answer
+        // Range requests inside it.
+        guard method == "GET" || method == "HEAD", (200...999).contains(status), status != 304 else { return false }
+        if status == 206 {
+            guard method == "GET", let range = HTTPGrammar.contentRange(response.value(forHTTPHeaderField: "Content-Range")),
+                range.total != nil
+            else { return false }
+        }
         let requestControl = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
         let responseControl = CacheControl(response.value(forHTTPHeaderField: "Cache-Control"))
         if requestControl.contains("no-store") { return false }
@@ -34,7 +41,7 @@ extension HTTPCache {
         let hasExplicitLifetime =
             responseControl.seconds("max-age") != nil || (isShared && responseControl.seconds("s-maxage") != nil)
             || response.value(forHTTPHeaderField: "Expires") != nil
-        if !Self.allowsHeuristicFreshness(statusCode: status, control: responseControl) {
+        if status == 206 || !Self.allowsHeuristicFreshness(statusCode: status, control: responseControl) {
             // §3: any final status is storable with explicit freshness; without it, only with
             // `public`, which allows a heuristic lifetime (§4.2.2).
             return hasExplicitLifetime

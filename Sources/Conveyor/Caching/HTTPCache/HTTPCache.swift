@@ -315,10 +315,24 @@ public final class HTTPCache: Sendable {
         for name in CachedResponse.varyNames(response.value(forHTTPHeaderField: "Vary")) {
             if let value = request.value(forHTTPHeaderField: name) { vary[name.lowercased()] = value }
         }
-        return CachedResponse(
+        let entry = CachedResponse(
             url: url, method: request.httpMethod ?? "GET", statusCode: response.statusCode, headers: headers,
             data: (request.httpMethod ?? "GET").uppercased() == "HEAD" ? Data() : body,
             varyingRequestHeaders: vary, requestDate: requestDate, responseDate: Date())
+        // A part is kept only when its body is exactly the range it announces.
+        if entry.statusCode == 206, entry.storedPart == nil { return nil }
+        return entry
+    }
+
+    /// Stores `entry`, unless it is a part (206) and a complete response is stored for its
+    /// request: a part never replaces the whole.
+    func storeUnlessPartOfStored(_ entry: CachedResponse, for request: URLRequest) {
+        if entry.statusCode == 206 {
+            var whole = request
+            whole.setValue(nil, forHTTPHeaderField: "Range")
+            if let stored = cachedResponse(for: whole), stored.statusCode != 206 { return }
+        }
+        store(entry)
     }
 }
 

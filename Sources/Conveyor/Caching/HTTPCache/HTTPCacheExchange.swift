@@ -38,7 +38,9 @@ extension HTTPCache {
             return RefusedTransportTask.refusing(error, delegate: delegate)
         }
         let requestControl = Self.requestControl(of: request)
-        let entry = options.policy == .reloadIgnoringCache || requestControl.contains("no-store") ? nil : cachedResponse(for: request)
+        var entry = options.policy == .reloadIgnoringCache || requestControl.contains("no-store") ? nil : cachedResponse(for: request)
+        // A stored part answers only a Range request inside it, as that range; for anything else it is a miss.
+        if let stored = entry, stored.statusCode == 206 { entry = stored.partialContent(for: request) }
         let offline = options.policy == .returnCacheDataWhenUnreachable
         let protocolRules = options.policy == .useProtocolCachePolicy || offline
 
@@ -303,7 +305,7 @@ final class HTTPCacheExchange: TransportTaskDelegate, Sendable {
             if error == nil, let buffer, let head,
                 let entry = cache.entry(for: request, response: head, body: buffer, requestDate: requestDate)
             {
-                if let kept = options.responseHandler.map({ $0(entry) }) ?? entry { cache.store(kept) }
+                if let kept = options.responseHandler.map({ $0(entry) }) ?? entry { cache.storeUnlessPartOfStored(kept, for: request) }
             }
         }
         inner.transportDidComplete(response: response, error: error)
