@@ -12,10 +12,12 @@ import Foundation
 /// uses ``HTTPClient/Configuration/cache`` (``shared`` by default); each operation's
 /// ``HTTPRequestOperation/cachePolicy`` decides how it is used.
 ///
-/// What is stored: `GET` and `HEAD` responses of any final status (206 and 304 aside) with an
+/// What is stored: `GET` and `HEAD` responses of any final status (304 aside) with an
 /// explicit lifetime (`max-age`, `Expires`; `s-maxage` when ``isShared``), and with status 200,
-/// 203, 204, 300, 301, 308, 404, 405, 410, 414 or 501 also with only a validator (`ETag`,
-/// `Last-Modified`) — and no `no-store` (in the request; in the response unless
+/// 203, 204, 300, 301, 308, 404, 405, 410, 414 or 501, or `public`, also with only a validator
+/// (`ETag`, `Last-Modified`); a 206 of one byte range as a part that answers `Range` requests
+/// inside it; a `POST` response with an explicit lifetime and its own URL as `Content-Location`,
+/// as that URL's `GET` response — and no `no-store` (in the request; in the response unless
 /// `must-understand` with a status the cache understands), no `private` when ``isShared``,
 /// no `Vary: *`, and no
 /// `Authorization` in the request — sent by the caller, or added by the transport answering a
@@ -101,8 +103,8 @@ public final class HTTPCache: Sendable {
     }
 
     /// Status codes a response may be stored with on a validator or a heuristic lifetime alone
-    /// (RFC 9110 §15.1's heuristically cacheable codes, less 206: partial responses are not
-    /// stored). Any other final status is stored only with an explicit lifetime.
+    /// (RFC 9110 §15.1's heuristically cacheable codes, less 206: a part is stored only with an
+    /// explicit lifetime). Any other final status is stored only with an explicit lifetime or `public`.
     static let heuristicallyCacheableStatusCodes: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
 
     /// The status codes whose semantics the cache knows (RFC 9110 §15), for `must-understand`
