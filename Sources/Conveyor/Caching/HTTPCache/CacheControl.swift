@@ -3,16 +3,21 @@ import Foundation
 /// The directives of a `Cache-Control` header (RFC 9111 §5.2), names lowercased.
 struct CacheControl: Equatable {
     private(set) var directives: [String: String?] = [:]
+    /// Directives written with whitespace around their `=` (`max-age =3600`), which the grammar
+    /// (`token [ "=" ( token / quoted-string ) ]`) does not allow: present, their value unusable.
+    private(set) var malformed: Set<String> = []
 
     init(_ header: String?) {
         guard let header else { return }
         // Commas inside a quoted value (`no-cache="Set-Cookie, X-Token"`) do not separate directives.
         for part in QuotedStringSplitter.split(Substring(header), at: ",") {
-            let pieces = part.split(separator: "=", maxSplits: 1)
+            let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard let name = pieces.first?.trimmingCharacters(in: .whitespaces).lowercased(), !name.isEmpty else { continue }
             let value = pieces.count > 1 ? QuotedStringSplitter.unquoted(pieces[1].trimmingCharacters(in: .whitespaces)) : nil
             // The first occurrence counts.
-            if directives[name] == nil { directives[name] = value }
+            guard directives[name] == nil else { continue }
+            directives[name] = value
+            if pieces.count > 1, pieces[0].last?.isWhitespace == true || pieces[1].first?.isWhitespace == true { malformed.insert(name) }
         }
     }
 
@@ -31,9 +36,10 @@ struct CacheControl: Equatable {
         return value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
     }
 
-    /// A delta-seconds directive's value; nil when absent or not a number.
+    /// A delta-seconds directive's value; nil when absent or not a number (`3600.0`, `3600a`,
+    /// whitespace around the `=`).
     func seconds(_ name: String) -> TimeInterval? {
-        guard let value = directives[name] ?? nil else { return nil }
+        guard !malformed.contains(name), let value = directives[name] ?? nil else { return nil }
         return Seconds.parseDeltaSeconds(value)
     }
 }
@@ -46,18 +52,24 @@ extension CachedResponse {
 
     /// How long the response stays fresh after it was generated (RFC 9111 §4.2.1):
     /// `s-maxage` (shared caches), `max-age`, `Expires` − `Date`, else 10% of the time since
-    /// `Last-Modified`, capped at a day (§4.2.2); 0 when there is nothing to go on.
+    /// `Last-Modified`, capped at a day (§4.2.2); 0 when there is nothing to go on. A `max-age`
+    /// (or `s-maxage`) that is not delta-seconds — `3600.0`, `3600a`, `max-age =3600` — makes
+    /// the response stale, as §4.2.1 encourages, rather than falling back to `Expires` or the
+    /// heuristic.
     func freshnessLifetime(shared: Bool) -> TimeInterval {
         let control = cacheControl
-        if shared, let value = control.seconds("s-maxage") { return value }
-        if let value = control.seconds("max-age") { return value }
+        if shared, control.contains("s-maxage") { return control.seconds("s-maxage") ?? 0 }
+        if control.contains("max-age") { return control.seconds("max-age") ?? 0 }
         if let expiresText = headers["Expires"] {
             // An invalid Expires (e.g. "0") means already expired (§5.3).
             guard let expires = HTTPDate.parse(expiresText) else { return 0 }
             return max(0, expires.timeIntervalSince(HTTPDate.parse(headers["Date"]) ?? responseDate))
         }
-        // A heuristic lifetime only for the statuses RFC 9110 §15.1 lists as heuristically cacheable.
-        if HTTPCache.heuristicallyCacheableStatusCodes.contains(statusCode), let modified = HTTPDate.parse(headers["Last-Modified"]) {
+        // A heuristic lifetime only for the statuses RFC 9110 §15.1 lists as heuristically
+        // cacheable, and for any status marked explicitly cacheable with `public` (§4.2.2).
+        if HTTPCache.allowsHeuristicFreshness(statusCode: statusCode, control: control),
+            let modified = HTTPDate.parse(headers["Last-Modified"])
+        {
             let since = (HTTPDate.parse(headers["Date"]) ?? responseDate).timeIntervalSince(modified)
             return min(max(0, since * 0.1), Self.heuristicLifetimeCap)
         }

@@ -12,8 +12,15 @@ extension HTTPCache {
     func canStore(_ response: HTTPResponseHead, for request: URLRequest, authenticated: Bool = false) -> Bool {
         let method = (request.httpMethod ?? "GET").uppercased()
         let status = response.statusCode
-        // Final responses only; a partial (206) or a 304 is not a response to store as is.
-        guard method == "GET" || method == "HEAD", (200...999).contains(status), status != 206, status != 304 else { return false }
+        // Final responses only; a 304 is not a response to store as is. A partial (206) is kept
+        // only as one byte range of a known length, with explicit freshness (§3.3), to answer
+        // Range requests inside it.
+        guard method == "GET" || method == "HEAD", (200...999).contains(status), status != 304 else { return false }
+        if status == 206 {
+            guard method == "GET", let range = HTTPGrammar.contentRange(response.value(forHTTPHeaderField: "Content-Range")),
+                range.total != nil
+            else { return false }
+        }
         let requestControl = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
         let responseControl = CacheControl(response.value(forHTTPHeaderField: "Cache-Control"))
         if requestControl.contains("no-store") { return false }
@@ -34,13 +41,38 @@ extension HTTPCache {
         let hasExplicitLifetime =
             responseControl.seconds("max-age") != nil || (isShared && responseControl.seconds("s-maxage") != nil)
             || response.value(forHTTPHeaderField: "Expires") != nil
-        if !Self.heuristicallyCacheableStatusCodes.contains(status) {
-            // §3: any final status is storable with explicit freshness (or `public`, which
-            // allows a heuristic lifetime; Conveyor gives other statuses none, so it needs one).
+        if status == 206 || !Self.allowsHeuristicFreshness(statusCode: status, control: responseControl) {
+            // §3: any final status is storable with explicit freshness; without it, only with
+            // `public`, which allows a heuristic lifetime (§4.2.2).
             return hasExplicitLifetime
         }
         let hasValidator = response.value(forHTTPHeaderField: "ETag") != nil || response.value(forHTTPHeaderField: "Last-Modified") != nil
         return hasExplicitLifetime || responseControl.contains("s-maxage") || hasValidator
+    }
+
+    /// Whether a response to a `POST` may be stored as the answer to a later `GET` of its URL
+    /// (RFC 9111 §4, RFC 9110 §9.3.3): a 2xx with explicit freshness (`max-age`, `Expires`;
+    /// `s-maxage` in a shared cache) whose `Content-Location` names the request's own URL, and
+    /// that the rules of ``canStore(_:for:authenticated:)`` allow for a `GET` with the same fields.
+    func canStoreAsGET(_ response: HTTPResponseHead, toPOST request: URLRequest, authenticated: Bool) -> Bool {
+        guard (request.httpMethod ?? "GET").uppercased() == "POST", (200...299).contains(response.statusCode), let url = request.url,
+            let location = response.value(forHTTPHeaderField: "Content-Location"),
+            let target = URL(string: location, relativeTo: url)?.absoluteURL,
+            Origin.canonicalString(of: target) == Origin.canonicalString(of: url)
+        else { return false }
+        let control = CacheControl(response.value(forHTTPHeaderField: "Cache-Control"))
+        let explicit =
+            control.seconds("max-age") != nil || (isShared && control.seconds("s-maxage") != nil)
+            || HTTPDate.parse(response.value(forHTTPHeaderField: "Expires")) != nil
+        return explicit && canStore(response, for: Self.getRequest(for: request), authenticated: authenticated)
+    }
+
+    /// `request` as the `GET` of its URL, fields kept, body dropped.
+    static func getRequest(for request: URLRequest) -> URLRequest {
+        var get = request
+        get.httpMethod = "GET"
+        get.httpBody = nil
+        return get
     }
 
     /// Header fields never stored with a response: `Set-Cookie` (a cookie set for one user must
@@ -108,6 +140,43 @@ extension HTTPCache {
         return staleness < window
     }
 
+    /// What answers a request whose connection failed before any response byte, decided when
+    /// it is sent — the one rule for a failed connection:
+    /// - ``Policy/returnCacheDataWhenUnreachable``: any stored entry;
+    /// - `stale-if-error` (RFC 5861 §4) that covers the entry: the entry;
+    /// - else, with ``answersStaleWhenDisconnected`` (RFC 9111 §4.2.4): an entry whose response
+    ///   forbids serving it stale (`must-revalidate`, `no-cache`; in a shared cache also
+    ///   `proxy-revalidate`, `s-maxage`) gives a 504 (§5.2.2.2); a request that limits the age it
+    ///   takes (`no-cache`, `max-age`, `min-fresh`) gets the transport's error; otherwise the entry.
+    func answerWhenDisconnected(_ request: URLRequest, with entry: CachedResponse?, policy: Policy) -> DisconnectedAnswer {
+        guard let entry else { return .transportError }
+        if policy == .returnCacheDataWhenUnreachable { return .stored(entry) }
+        guard policy == .useProtocolCachePolicy else { return .transportError }
+        if canAnswerAfterError(request, with: entry) { return .stored(entry) }
+        guard answersStaleWhenDisconnected else { return .transportError }
+        let responseControl = entry.cacheControl
+        if responseControl.contains("must-revalidate") || responseControl.containsUnqualified("no-cache")
+            || (isShared && (responseControl.contains("proxy-revalidate") || responseControl.contains("s-maxage")))
+        {
+            return .gatewayTimeout
+        }
+        let requestControl = Self.requestControl(of: request)
+        if requestControl.contains("no-cache") || requestControl.contains("max-age") || requestControl.contains("min-fresh") {
+            return .transportError
+        }
+        return .stored(entry)
+    }
+
+    /// What ``answerWhenDisconnected(_:with:policy:)`` decided.
+    enum DisconnectedAnswer {
+        /// The stored response answers (``ResponseSource/staleOnError``).
+        case stored(CachedResponse)
+        /// A `504 Gateway Timeout` the cache makes: the stored response may not answer stale.
+        case gatewayTimeout
+        /// The transport's error reaches the caller.
+        case transportError
+    }
+
     /// The request's `Cache-Control`; without one, `Pragma: no-cache` counts as `no-cache`
     /// (§5.4: only then).
     static func requestControl(of request: URLRequest) -> CacheControl {
@@ -115,6 +184,13 @@ extension HTTPCache {
         let pragma = request.value(forHTTPHeaderField: "Pragma")?.lowercased() ?? ""
         return CacheControl(
             pragma.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "no-cache" } ? "no-cache" : nil)
+    }
+
+    /// Whether a response without explicit freshness may get a heuristic lifetime (RFC 9111
+    /// §4.2.2): its status is heuristically cacheable (RFC 9110 §15.1), or `public` marks it
+    /// explicitly cacheable — a 599 with `public` and `Last-Modified` is fresh for a while.
+    static func allowsHeuristicFreshness(statusCode: Int, control: CacheControl) -> Bool {
+        heuristicallyCacheableStatusCodes.contains(statusCode) || control.contains("public")
     }
 
     /// The status codes after which `stale-if-error` may answer instead.

@@ -12,10 +12,12 @@ import Foundation
 /// uses ``HTTPClient/Configuration/cache`` (``shared`` by default); each operation's
 /// ``HTTPRequestOperation/cachePolicy`` decides how it is used.
 ///
-/// What is stored: `GET` and `HEAD` responses of any final status (206 and 304 aside) with an
+/// What is stored: `GET` and `HEAD` responses of any final status (304 aside) with an
 /// explicit lifetime (`max-age`, `Expires`; `s-maxage` when ``isShared``), and with status 200,
-/// 203, 204, 300, 301, 308, 404, 405, 410, 414 or 501 also with only a validator (`ETag`,
-/// `Last-Modified`) — and no `no-store` (in the request; in the response unless
+/// 203, 204, 300, 301, 308, 404, 405, 410, 414 or 501, or `public`, also with only a validator
+/// (`ETag`, `Last-Modified`); a 206 of one byte range as a part that answers `Range` requests
+/// inside it; a `POST` response with an explicit lifetime and its own URL as `Content-Location`,
+/// as that URL's `GET` response — and no `no-store` (in the request; in the response unless
 /// `must-understand` with a status the cache understands), no `private` when ``isShared``,
 /// no `Vary: *`, and no
 /// `Authorization` in the request — sent by the caller, or added by the transport answering a
@@ -69,6 +71,13 @@ public final class HTTPCache: Sendable {
         case cache
         /// The server answered a conditional request with `304 Not Modified`; the stored body was returned.
         case revalidatedCache
+        /// A stored response the server did not confirm answered because the exchange failed: the
+        /// connection failed before any response byte (refused, reset, closed without a reply, a
+        /// transport timeout; RFC 9111 §4.2.4, see ``HTTPCache/answersStaleWhenDisconnected``),
+        /// or `stale-if-error` (RFC 5861 §4) covered a failure or a 500, 502, 503 or 504, or
+        /// ``Policy/returnCacheDataWhenUnreachable``'s request failed to connect. The response
+        /// may be stale: show it as such (an "offline" note) where that matters.
+        case staleOnError
     }
 
     /// The process-wide cache: what clients (``HTTPClient/Configuration/cache``) and image
@@ -94,8 +103,8 @@ public final class HTTPCache: Sendable {
     }
 
     /// Status codes a response may be stored with on a validator or a heuristic lifetime alone
-    /// (RFC 9110 §15.1's heuristically cacheable codes, less 206: partial responses are not
-    /// stored). Any other final status is stored only with an explicit lifetime.
+    /// (RFC 9110 §15.1's heuristically cacheable codes, less 206: a part is stored only with an
+    /// explicit lifetime). Any other final status is stored only with an explicit lifetime or `public`.
     static let heuristicallyCacheableStatusCodes: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
 
     /// The status codes whose semantics the cache knows (RFC 9110 §15), for `must-understand`
@@ -112,6 +121,16 @@ public final class HTTPCache: Sendable {
     /// Whether the cache behaves as a shared cache (`private` responses are not stored,
     /// `s-maxage` applies). Default false: a client's cache is private to its user.
     public let isShared: Bool
+    /// Whether a stale stored response answers when the origin cannot be reached — the
+    /// connection refused, reset, closed or timed out before any response byte — as RFC 9111
+    /// §4.2.4 allows a disconnected cache (reported as ``ResponseSource/staleOnError``). A stored
+    /// response that forbids it (`must-revalidate`, `no-cache`; in a shared cache also
+    /// `proxy-revalidate` and `s-maxage`) gives a 504 instead:
+    /// ``ConveyorError/unacceptableStatusCode(_:response:data:)`` with a `504 Gateway Timeout` the
+    /// cache made, never the stored response (§5.2.2.2). A request that limits the age it takes
+    /// (`no-cache`, `max-age`, `min-fresh`) gets the transport's error. Default true; false
+    /// leaves the transport's error in every case but `stale-if-error` and the offline policy.
+    public let answersStaleWhenDisconnected: Bool
 
     /// The most variants (responses with `Vary` that differ in the named request headers)
     /// kept for one method and URL; storing another drops the least recently stored.
@@ -135,12 +154,18 @@ public final class HTTPCache: Sendable {
     ///     `NSURLCache`'s `diskPath: nil` was. The directory is created if needed; entries
     ///     already in it are used.
     ///   - isShared: Whether to behave as a shared cache. Default false.
-    public init(memoryCapacity: Int = 4_000_000, diskCapacity: Int = 20_000_000, directory: URL? = nil, isShared: Bool = false) {
+    ///   - answersStaleWhenDisconnected: Whether a stale stored response answers when the origin
+    ///     cannot be reached (see ``answersStaleWhenDisconnected``). Default true.
+    public init(
+        memoryCapacity: Int = 4_000_000, diskCapacity: Int = 20_000_000, directory: URL? = nil, isShared: Bool = false,
+        answersStaleWhenDisconnected: Bool = true
+    ) {
         let directory = diskCapacity > 0 ? directory ?? Self.defaultDirectory : nil
         self.memoryCapacity = max(0, memoryCapacity)
         self.diskCapacity = directory == nil ? 0 : diskCapacity
         self.directory = directory
         self.isShared = isShared
+        self.answersStaleWhenDisconnected = answersStaleWhenDisconnected
         self.memory = LRUCache(costLimit: self.memoryCapacity)
         self.disk = directory.map { HTTPCacheDiskStore(directory: $0, capacity: max(0, diskCapacity)) }
     }
@@ -292,10 +317,24 @@ public final class HTTPCache: Sendable {
         for name in CachedResponse.varyNames(response.value(forHTTPHeaderField: "Vary")) {
             if let value = request.value(forHTTPHeaderField: name) { vary[name.lowercased()] = value }
         }
-        return CachedResponse(
+        let entry = CachedResponse(
             url: url, method: request.httpMethod ?? "GET", statusCode: response.statusCode, headers: headers,
             data: (request.httpMethod ?? "GET").uppercased() == "HEAD" ? Data() : body,
             varyingRequestHeaders: vary, requestDate: requestDate, responseDate: Date())
+        // A part is kept only when its body is exactly the range it announces.
+        if entry.statusCode == 206, entry.storedPart == nil { return nil }
+        return entry
+    }
+
+    /// Stores `entry`, unless it is a part (206) and a complete response is stored for its
+    /// request: a part never replaces the whole.
+    func storeUnlessPartOfStored(_ entry: CachedResponse, for request: URLRequest) {
+        if entry.statusCode == 206 {
+            var whole = request
+            whole.setValue(nil, forHTTPHeaderField: "Range")
+            if let stored = cachedResponse(for: whole), stored.statusCode != 206 { return }
+        }
+        store(entry)
     }
 }
 
@@ -330,10 +369,34 @@ extension CachedResponse {
             member.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
                 .replacingOccurrences(of: " ;", with: ";").replacingOccurrences(of: "; ", with: ";")
         }.filter { !$0.isEmpty }
-        guard caseInsensitiveListFields.contains(name.lowercased()) else { return members.joined(separator: ",") }
-        return members.map { $0.lowercased() }.sorted().joined(separator: ",")
+        let field = name.lowercased()
+        guard caseInsensitiveListFields.contains(field) else { return members.joined(separator: ",") }
+        let lowered = members.map { $0.lowercased() }
+        guard weightedListFields.contains(field) else { return lowered.sorted().joined(separator: ",") }
+        return lowered.map(normalizedWeightedMember).sorted().joined(separator: ",")
+    }
+
+    /// A lower-cased member of a weighted list (`fr;q=0.50`) with its weight in one spelling:
+    /// `q` in thousandths (RFC 9110 §12.4.2), left out when it is the default 1 — so `en`,
+    /// `en;q=1.0` and `en;q=1` are one member, and `fr;q=.5`, `fr;q=0.5`, `fr;q=0.500` another.
+    /// A weight that is not a number stays as written.
+    static func normalizedWeightedMember(_ member: String) -> String {
+        var parts = member.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
+        guard let index = parts.indices.dropFirst().first(where: { parts[$0].hasPrefix("q=") }) else { return member }
+        let text = parts[index].dropFirst(2)
+        guard let weight = Double(text), weight >= 0, weight <= 1, !text.contains(where: { $0 != "." && !$0.isNumber }) else {
+            return member
+        }
+        let thousandths = Int((weight * 1000).rounded())
+        if thousandths == 1000 { parts.remove(at: index) } else { parts[index] = "q=\(thousandths)" }
+        return parts.joined(separator: ";")
     }
 
     /// Request fields whose values are lists of case-insensitive tokens.
     static let caseInsensitiveListFields: Set<String> = ["accept", "accept-language", "accept-encoding", "accept-charset"]
+
+    /// Of those, the lists whose members carry nothing but a `q` weight: their weights are
+    /// compared as numbers (``normalizedWeightedMember(_:)``). `Accept` keeps its members as
+    /// written — media type parameters before `q` are part of the type.
+    static let weightedListFields: Set<String> = ["accept-language", "accept-encoding", "accept-charset"]
 }

@@ -38,7 +38,9 @@ extension HTTPCache {
             return RefusedTransportTask.refusing(error, delegate: delegate)
         }
         let requestControl = Self.requestControl(of: request)
-        let entry = options.policy == .reloadIgnoringCache || requestControl.contains("no-store") ? nil : cachedResponse(for: request)
+        var entry = options.policy == .reloadIgnoringCache || requestControl.contains("no-store") ? nil : cachedResponse(for: request)
+        // A stored part answers only a Range request inside it, as that range; for anything else it is a miss.
+        if let stored = entry, stored.statusCode == 206 { entry = stored.partialContent(for: request) }
         let offline = options.policy == .returnCacheDataWhenUnreachable
         let protocolRules = options.policy == .useProtocolCachePolicy || offline
 
@@ -68,12 +70,14 @@ extension HTTPCache {
             return CachedTask.deliver(entry, to: delegate, options: options)
         }
         let (sent, revalidating) = conditionalRequest(for: request, entry: entry)
-        // A stale entry answers instead of a failure when `stale-if-error` allows it; any entry
-        // when the offline policy's network fails.
+        // A stale entry answers instead of a 500, 502, 503 or 504 when `stale-if-error` allows it;
+        // what answers a failed connection is decided by one rule.
         let staleIfError = entry.flatMap { protocolRules && canAnswerAfterError(request, with: $0) ? $0 : nil }
         let exchange = HTTPCacheExchange(
             cache: self, request: sent, inner: delegate, options: options,
-            mode: .load(revalidating: revalidating, fallback: offline ? entry : staleIfError, staleIfError: staleIfError))
+            mode: .load(
+                revalidating: revalidating, whenDisconnected: answerWhenDisconnected(request, with: entry, policy: options.policy),
+                staleIfError: staleIfError))
         return transport.startTask(for: sent, bodyFile: bodyFile, delegate: exchange)
     }
 
@@ -107,7 +111,7 @@ extension HTTPCache {
         }
         let exchange = HTTPCacheExchange(
             cache: self, request: sent, inner: finished, options: quiet,
-            mode: .load(revalidating: revalidating, fallback: nil, staleIfError: nil))
+            mode: .load(revalidating: revalidating, whenDisconnected: .transportError, staleIfError: nil))
         finished.hold(transport.startTask(for: sent, bodyFile: nil, delegate: exchange))
     }
 }
@@ -150,9 +154,10 @@ final class HTTPCacheExchange: TransportTaskDelegate, Sendable {
 
     enum Mode {
         case invalidate
-        /// `fallback` answers when the network fails to connect; `staleIfError` also when the
-        /// server answers 500, 502, 503 or 504.
-        case load(revalidating: CachedResponse?, fallback: CachedResponse?, staleIfError: CachedResponse?)
+        /// `whenDisconnected` answers when the connection fails before any response byte
+        /// (``HTTPCache/answerWhenDisconnected(_:with:policy:)``); `staleIfError` when the server
+        /// answers 500, 502, 503 or 504.
+        case load(revalidating: CachedResponse?, whenDisconnected: HTTPCache.DisconnectedAnswer, staleIfError: CachedResponse?)
     }
 
     private struct State {
@@ -182,13 +187,23 @@ final class HTTPCacheExchange: TransportTaskDelegate, Sendable {
 
     func transportDidReceive(response: HTTPResponseHead) {
         guard case .load(let revalidating, _, let staleIfError) = mode else {
+            // A POST response that describes its own URL is kept for a later GET (RFC 9111 §4).
+            let authenticated = state.withLock { $0.authenticated }
+            if cache.canStoreAsGET(response, toPOST: request, authenticated: authenticated),
+                response.expectedContentLength < 0 || response.expectedContentLength <= Int64(cache.maximumEntrySize)
+            {
+                state.withLock {
+                    $0.buffer = Data()
+                    $0.response = response
+                }
+            }
             inner.transportDidReceive(response: response)
             return
         }
         // An error answer that `stale-if-error` covers: the stored response instead (not stored).
         if let staleIfError, HTTPCache.errorStatusCodes.contains(response.statusCode), let head = staleIfError.httpResponse() {
             state.withLock { $0.notModified = staleIfError }
-            options.reportSource(.cache)
+            options.reportSource(.staleOnError)
             inner.transportDidReceive(response: head)
             return
         }
@@ -251,25 +266,46 @@ final class HTTPCacheExchange: TransportTaskDelegate, Sendable {
         switch mode {
         case .invalidate:
             if error == nil, let response { cache.invalidate(after: response, to: request) }
-        case .load(_, let fallback, _):
+            if error == nil, let buffer, let head,
+                let entry = cache.entry(for: HTTPCache.getRequest(for: request), response: head, body: buffer, requestDate: requestDate)
+            {
+                if let kept = options.responseHandler.map({ $0(entry) }) ?? entry { cache.store(kept) }
+            }
+        case .load(_, let whenDisconnected, _):
             if let notModified {
                 if !notModified.data.isEmpty { inner.transportDidReceive(data: notModified.data) }
                 inner.transportDidComplete(response: notModified.httpResponse(), error: error)
                 return
             }
-            if let error, let fallback, ConveyorError.connectivityFailure(of: error) != nil, head == nil,
-                let stored = fallback.httpResponse()
-            {
-                options.reportSource(.cache)
-                inner.transportDidReceive(response: stored)
-                if !fallback.data.isEmpty { inner.transportDidReceive(data: fallback.data) }
-                inner.transportDidComplete(response: stored, error: nil)
-                return
+            // The connection failed before any response byte: the one rule decided what answers.
+            if let error, head == nil, response == nil, let failure = ConveyorError.connectivityFailure(of: error) {
+                switch whenDisconnected {
+                case .stored(let entry):
+                    guard let stored = entry.httpResponse() else { break }
+                    options.reportSource(.staleOnError)
+                    inner.transportDidReceive(response: stored)
+                    if !entry.data.isEmpty { inner.transportDidReceive(data: entry.data) }
+                    inner.transportDidComplete(response: stored, error: nil)
+                    return
+                case .gatewayTimeout:
+                    guard let url = request.url else { break }
+                    let reason = Data(
+                        "504 Gateway Timeout: \(failure), and the stored response may not be served stale (must-revalidate or no-cache)\n"
+                            .utf8)
+                    let gateway = HTTPResponseHead(
+                        url: url, statusCode: 504,
+                        headers: ["Content-Type": "text/plain; charset=utf-8", "Content-Length": String(reason.count)])
+                    inner.transportDidReceive(response: gateway)
+                    inner.transportDidReceive(data: reason)
+                    inner.transportDidComplete(response: gateway, error: nil)
+                    return
+                case .transportError: break
+                }
             }
             if error == nil, let buffer, let head,
                 let entry = cache.entry(for: request, response: head, body: buffer, requestDate: requestDate)
             {
-                if let kept = options.responseHandler.map({ $0(entry) }) ?? entry { cache.store(kept) }
+                if let kept = options.responseHandler.map({ $0(entry) }) ?? entry { cache.storeUnlessPartOfStored(kept, for: request) }
             }
         }
         inner.transportDidComplete(response: response, error: error)
