@@ -142,7 +142,7 @@ cached.cachePolicy = .returnCacheDataWhenUnreachable  // stale entries answer wh
 let feed = HTTPClient(baseURL: baseURL, configuration: cached)
 let first = try await feed.response(method: .get, path: "cache/60")
 let second = try await feed.response(method: .get, path: "cache/60")
-print("cache: \(first.source), then \(second.source)")  // .network, .cache, or .revalidatedCache (a 304 became the stored 200)
+print("cache: \(first.source), then \(second.source)")  // .network, .cache, .revalidatedCache (a 304) or .staleOnError
 
 // MARK: Images
 final class AvatarView: ImageDisplaying { var image: Image? }  // UIImageView works the same
