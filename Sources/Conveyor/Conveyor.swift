@@ -12,5 +12,5 @@
 /// `Conveyor.HTTPHeaders` would stop resolving in users' code.
 public enum ConveyorLibrary {
     /// The library's semantic version, sent in the default `User-Agent` header.
-    public static let version = "0.2.0"
+    public static let version = "0.3.0"
 }
