@@ -529,6 +529,35 @@ struct HTTPCacheConformanceTests {
         }
     }
 
+    @Test(
+        "A 416 to a Range request is not stored: it never answers a later GET nor replaces a stored complete response",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func unsatisfiableRangeNotStored(transport: HTTPClient.TransportKind) async throws {
+        // Found by the independent attack on 0.3.0's cache: a stored 416 answered every later
+        // request for the URL, and replaced the stored 200.
+        try await withCache(transport) { server, client, _ in
+            let body = Data("0123456789".utf8)
+            server.route("/range-refused") { request in
+                guard request.headers["Range"] != nil else {
+                    return .init(headers: ["Cache-Control": "max-age=3600"], body: .data(body))
+                }
+                return .init(status: 416, headers: ["Cache-Control": "max-age=3600", "Content-Range": "bytes */10"], body: .data(Data()))
+            }
+            await #expect(throws: ConveyorError.self) {
+                try await client.response(method: .get, path: "range-refused", headers: ["Range": "bytes=50-"])
+            }
+            let whole = try await client.response(method: .get, path: "range-refused")
+            #expect(whole.statusCode == 200 && whole.data == body && whole.source == .network)
+            // With the complete response stored, a refused range does not replace it.
+            await #expect(throws: ConveyorError.self) {
+                try await client.response(method: .get, path: "range-refused", headers: ["Range": "bytes=50-", "Cache-Control": "no-cache"])
+            }
+            let again = try await client.response(method: .get, path: "range-refused")
+            #expect(again.statusCode == 200 && again.data == body && again.source == .cache)
+            #expect(server.requestCount(path: "/range-refused") == 3)
+        }
+    }
+
     @Test("An unknown content coding is handed over as received, field included, and stored so (curl transport)")
     func unknownContentCoding() async throws {
         try await withCache(.curl) { server, client, _ in

@@ -16,6 +16,10 @@ extension HTTPCache {
         // only as one byte range of a known length, with explicit freshness (§3.3), to answer
         // Range requests inside it.
         guard method == "GET" || method == "HEAD", (200...999).contains(status), status != 304 else { return false }
+        // A response to a Range request other than the whole (200) or a part (206) — a 416 above
+        // all — speaks of the range asked for, not of the resource: stored under the URL it would
+        // answer a later whole GET, or replace a stored complete response (RFC 9110 §15.5.17).
+        if request.value(forHTTPHeaderField: "Range") != nil, status != 200, status != 206 { return false }
         if status == 206 {
             guard method == "GET", let range = HTTPGrammar.contentRange(response.value(forHTTPHeaderField: "Content-Range")),
                 range.total != nil
