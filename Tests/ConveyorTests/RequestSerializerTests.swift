@@ -87,6 +87,25 @@ struct RequestSerializerTests {
         }
     }
 
+    @Test("Encodable form bodies keep their numbers' and booleans' types: 2 is 2, not 2.0; 1 is 1, not true")
+    func encodableFormNumbers() throws {
+        struct Counts: Encodable {
+            let n: Int
+            let one: Int
+            let flag: Bool
+            let ratio: Double
+            let nested: [String: Int]
+        }
+        let counts = Counts(n: 2, one: 1, flag: true, ratio: 2.5, nested: ["k": 3])
+        let client = HTTPClient(baseURL: URL(string: "http://127.0.0.1:1/")!)
+        let numeric = try client.request(method: .post, path: "form", body: counts)
+        #expect(String(decoding: numeric.httpBody ?? Data(), as: UTF8.self) == "flag=1&n=2&nested[k]=3&one=1&ratio=2.5")
+        let literal = try client.request(
+            method: .post, path: "form", body: counts,
+            requestSerializer: FormURLEncodedRequestSerializer(encoder: QueryStringEncoder(boolEncoding: .literal)))
+        #expect(String(decoding: literal.httpBody ?? Data(), as: UTF8.self) == "flag=true&n=2&nested[k]=3&one=1&ratio=2.5")
+    }
+
     @Test(
         "Property list bodies in XML and binary decode back to the same values",
         arguments: [

@@ -67,9 +67,56 @@ enum SerializableValue {
         do { data = try encoder.encode(value) } catch {
             throw ConveyorError.parameterEncodingFailed(reason: .encoderFailed(error))
         }
-        guard let parameters = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        // Read back with exact types: corelibs' `JSONSerialization` hands numbers over as
+        // `NSNumber`s that cast to `Bool` and `Double` alike, so a form body wrote `2` as `2.0`
+        // and, with literal booleans, `1` as `true` (found by the independent attack).
+        guard case .object(let members)? = try? JSONDecoder().decode(ExactJSON.self, from: data) else {
             throw ConveyorError.parameterEncodingFailed(reason: .unsupportedValue(key: "", type: "\(Value.self) (not a keyed container)"))
         }
-        return parameters
+        return members.mapValues(\.value)
+    }
+}
+
+/// A JSON value with the type it was written with: a boolean, an integer and a fraction stay
+/// apart on every platform.
+private enum ExactJSON: Decodable {
+    case null
+    case bool(Bool)
+    case integer(Int)
+    case number(Double)
+    case string(String)
+    case array([ExactJSON])
+    case object([String: ExactJSON])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let bool = try? container.decode(Bool.self) {
+            self = .bool(bool)
+        } else if let integer = try? container.decode(Int.self) {
+            self = .integer(integer)
+        } else if let number = try? container.decode(Double.self) {
+            self = .number(number)
+        } else if let string = try? container.decode(String.self) {
+            self = .string(string)
+        } else if let array = try? container.decode([ExactJSON].self) {
+            self = .array(array)
+        } else {
+            self = .object(try container.decode([String: ExactJSON].self))
+        }
+    }
+
+    /// The value as the serializers take parameters (`NSNull` for null, as `JSONSerialization` gave).
+    var value: Any {
+        switch self {
+        case .null: return NSNull()
+        case .bool(let bool): return bool
+        case .integer(let integer): return integer
+        case .number(let number): return number
+        case .string(let string): return string
+        case .array(let array): return array.map(\.value)
+        case .object(let members): return members.mapValues(\.value)
+        }
     }
 }
