@@ -550,7 +550,8 @@ struct HTTPCacheConformanceTests {
             #expect(whole.statusCode == 200 && whole.data == body && whole.source == .network)
             // With the complete response stored, a refused range does not replace it.
             await #expect(throws: ConveyorError.self) {
-                try await client.response(method: .get, path: "range-refused", headers: ["Range": "bytes=50-", "Cache-Control": "no-cache"])
+                try await client.response(
+                    method: .get, path: "range-refused", headers: ["Range": "bytes=50-", "Cache-Control": "no-cache"])
             }
             let again = try await client.response(method: .get, path: "range-refused")
             #expect(again.statusCode == 200 && again.data == body && again.source == .cache)
