@@ -8,7 +8,10 @@ import Synchronization
 extension HTTPRequestOperation {
     /// Runs `start()`: the queue calls it once.
     func beginExecution() {
-        let action = transfer { $0.start(isCancelled: isCancelled, now: .now(), date: Date()) }
+        // Read before the lock: `Operation` guards `isCancelled` with a lock of its own, and the
+        // operation's lock is never held while taking another.
+        let cancelled = isCancelled
+        let action = transfer { $0.start(isCancelled: cancelled, now: .now(), date: Date()) }
         switch action {
         case .none: return
         case .finish(let error): finish(.failure(error))

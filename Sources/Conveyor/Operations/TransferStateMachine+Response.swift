@@ -73,9 +73,8 @@ extension TransferStateMachine {
             }
             return .restart(task: record.task, file: record.bodyFile, request: currentRequest)
         }
-        let keep =
-            record.resumeOffset > 0 && response.statusCode == 206
-            && HTTPGrammar.contentRange(response.value(forHTTPHeaderField: "Content-Range"))?.first == record.resumeOffset
+        // A 206 that did not continue the kept bytes restarted above: one here continues them.
+        let keep = record.resumeOffset > 0 && response.statusCode == 206
         record.response = response
         record.lastActivity = now
         if record.firstByteTime == nil { record.firstByteTime = now }
@@ -101,7 +100,7 @@ extension TransferStateMachine {
     /// body goes to no hook). Returns the bytes held and the whole body's expected size.
     mutating func headDelivered(_ response: HTTPResponseHead, followsRedirect: Bool) -> (received: Int64, expected: Int64) {
         let record = self.record
-        record.downloadExpected = Self.expectedTotal(of: response, offset: record.bytesReceived)
+        record.downloadExpected = Self.expectedTotal(of: response)
         reportsResponse = !followsRedirect
         return (record.bytesReceived, record.downloadExpected)
     }
@@ -134,7 +133,7 @@ extension TransferStateMachine {
         if inMemory { record.data.append(data) }
         record.bytesReceived += count
         record.lastActivity = now
-        let expected = record.response.map { Self.expectedTotal(of: $0, offset: record.bytesReceived - count) } ?? -1
+        let expected = record.response.map(Self.expectedTotal(of:)) ?? -1
         record.downloadExpected = expected
         return .accept(
             ChunkUpdate(
@@ -252,7 +251,7 @@ extension TransferStateMachine {
     /// The whole body's size the kept bytes belong to: from the response they came from, else
     /// (a download resumed from a saved state) the saved total; -1 when unknown.
     func keptTotal(_ record: TransferRecord) -> Int64 {
-        record.response.map { Self.expectedTotal(of: $0, offset: 0) } ?? record.resumeTotal
+        record.response.map(Self.expectedTotal(of:)) ?? record.resumeTotal
     }
 
     // MARK: - Finish
@@ -343,8 +342,8 @@ extension TransferStateMachine {
     }
 
     /// The whole body's expected size: `Content-Range`'s total for a 206, else `Content-Length`;
-    /// -1 when unknown. (`offset` is the part already held, for callers that add it.)
-    static func expectedTotal(of response: HTTPResponseHead, offset: Int64) -> Int64 {
+    /// -1 when unknown.
+    static func expectedTotal(of response: HTTPResponseHead) -> Int64 {
         if response.statusCode == 206, let total = HTTPGrammar.contentRange(response.value(forHTTPHeaderField: "Content-Range"))?.total {
             return total
         }
