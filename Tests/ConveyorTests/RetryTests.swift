@@ -244,9 +244,12 @@ struct RetryTests {
         var configuration = HTTPClient.Configuration.default
         configuration.transport = transport
         configuration.cache = nil
-        configuration.resourceTimeout = 0.5
-        // A long back-off: the old attempt, left running, would drip on through it.
-        configuration.retryPolicy = RetryPolicy(maximumAttempts: 2) { _, completion in completion(.retry(after: 4, request: nil)) }
+        // The budget applies to the retry too: 2 s, not less, so that a loaded machine (the full
+        // suite on two cores) still answers the second attempt inside it.
+        configuration.resourceTimeout = 2
+        // The old attempt, left running, would drip on for 18 s more, through the back-off and
+        // past the retry's answer.
+        configuration.retryPolicy = RetryPolicy(maximumAttempts: 2) { _, completion in completion(.retry(after: 1, request: nil)) }
         try await withServer(configuration: configuration) { server, client in
             let hits = Lock(0)
             server.route("/drip-then-answer") { _ in
@@ -255,13 +258,13 @@ struct RetryTests {
                     return count
                 }
                 guard hit == 1 else { return .text("second") }
-                // One byte every 0.2 s for 8 s: far slower than the 0.5 s resource budget.
+                // One byte every 0.5 s for 20 s: far slower than the 2 s resource budget.
                 return .init(
                     headers: ["Content-Length": "40"],
                     body: .stream(chunked: false) { writer in
                         do {
                             for _ in 0..<40 {
-                                writer.pause(0.2)  // pacing the drip, not synchronisation
+                                writer.pause(0.5)  // pacing the drip, not synchronisation
                                 try writer.write(Data("x".utf8))
                             }
                         } catch {

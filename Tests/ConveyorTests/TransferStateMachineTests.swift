@@ -66,7 +66,7 @@ struct TransferStateMachineTests {
                 Issue.record("head")
                 return machine
             }
-            machine.bodyRouted(to: nil, streams: false)
+            _ = machine.bodyRouted(to: nil, streams: false, attempt: attempt)
             _ = machine.headDelivered(head, followsRedirect: false)
             _ = machine.chunkArrived(Data("hello".utf8), attempt: attempt, limit: nil, now: TransferStateMachineTests.now)
             switch self {

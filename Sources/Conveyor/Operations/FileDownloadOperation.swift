@@ -97,8 +97,8 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
     /// The state to persist for continuing this download later; nil unless it is paused with
     /// bytes a server can continue from (the response had an `ETag` or `Last-Modified`).
     public var resumeState: ResumeState? {
-        mutableState.withLock { state in
-            guard let point = state.transfer.resumePoint, let url = state.transfer.currentRequest.url else { return nil }
+        transfer { machine in
+            guard let point = machine.resumePoint, let url = machine.currentRequest.url else { return nil }
             return ResumeState(
                 url: url, validator: point.validator, bytesReceived: point.offset, partialFile: point.file.url,
                 totalBytes: point.total >= 0 ? point.total : nil)
@@ -118,8 +118,8 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
         let size = (try? FileManager.default.attributesOfItem(atPath: saved.partialFile.path)[.size] as? NSNumber)?.int64Value
         guard size == saved.bytesReceived, let file = try? ResponseBodyFile(url: saved.partialFile, appending: true) else { return }
         try? file.close()
-        mutableState.withLock {
-            $0.transfer.continues(saved: saved.bytesReceived, validator: saved.validator, total: saved.totalBytes ?? -1, file: file)
+        transfer {
+            $0.continues(saved: saved.bytesReceived, validator: saved.validator, total: saved.totalBytes ?? -1, file: file)
         }
     }
 

@@ -89,9 +89,9 @@ extension HTTPRequestOperation {
                     }
                     // `.invalid`: no time was granted, and there is nothing to end.
                     guard let identifier else { return }
-                    let finished = mutableState.withLock { state -> Bool in
-                        state.transfer.backgroundTask?.identifier = identifier
-                        return state.transfer.lifecycle == .finished
+                    let finished = transfer { machine -> Bool in
+                        machine.backgroundTask?.identifier = identifier
+                        return machine.lifecycle == .finished
                     }
                     if finished { endBackgroundTaskIfAny() }
                 }
@@ -104,9 +104,9 @@ extension HTTPRequestOperation {
     /// another thread it ends on the main queue.
     func endBackgroundTaskIfAny() {
         #if canImport(UIKit) && !os(watchOS)
-            let held = mutableState.withLock { state -> (identifier: Int, application: BackgroundTaskApplication)? in
-                guard let request = state.transfer.backgroundTask, let identifier = request.identifier else { return nil }
-                state.transfer.backgroundTask?.identifier = nil
+            let held = transfer { machine -> (identifier: Int, application: BackgroundTaskApplication)? in
+                guard let request = machine.backgroundTask, let identifier = request.identifier else { return nil }
+                machine.backgroundTask?.identifier = nil
                 return (identifier, request.application)
             }
             guard let held else { return }

@@ -56,7 +56,7 @@ extension HTTPRequestOperation {
                     (
                         $0.transfer.currentRequest, $0.transfer.data, $0.transfer.streamsBody ? $0.outputSink : nil,
                         $0.transfer.bytesReceived, $0.acceptableStatusCodes,
-                        $0.acceptableContentTypes ?? $0.responseSerializer.acceptableContentTypes, $0.responseSerializer
+                        $0.effectiveAcceptableContentTypes, $0.responseSerializer
                     )
                 })
         else { return }

@@ -44,6 +44,8 @@ extension HTTPRequestOperation {
         var callbackQueue: DispatchQueue = .conveyorDefaultCallbackQueue
         var acceptableStatusCodes = IndexSet(integersIn: 200..<300)
         var acceptableContentTypes: Set<String>?
+        /// The types a body must have: the operation's, else its serializer's (the one home of that rule).
+        var effectiveAcceptableContentTypes: Set<String>? { acceptableContentTypes ?? responseSerializer.acceptableContentTypes }
         var responseSerializer: any ResponseSerializer = DataResponseSerializer()
         /// Immutable once made: read out and used by the challenge handling.
         var credential = LockedReference<URLCredential?>(nil)
@@ -138,6 +140,11 @@ extension HTTPRequestOperation {
         var deliversInline = false
         /// The policy set on the operation itself; nil falls back to the request's, then `defaultCachePolicy`.
         var cachePolicy: HTTPCache.Policy?
+
+        /// The policy in force for `request` (the operation's): the one home of the fallback order.
+        func effectiveCachePolicy(for request: URLRequest) -> HTTPCache.Policy {
+            cachePolicy ?? HTTPCache.Policy(request.cachePolicy) ?? defaultCachePolicy
+        }
         /// The client's policy.
         var defaultCachePolicy: HTTPCache.Policy = .useProtocolCachePolicy
 

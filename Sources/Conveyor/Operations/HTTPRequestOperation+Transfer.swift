@@ -11,8 +11,13 @@ extension HTTPRequestOperation {
         guard live else { return }
         // An authenticator stamps every attempt, or makes it wait for a fresh credential.
         guard var request = authenticator.map({ authenticated(request, by: $0) }) ?? request else { return }
-        let begun = mutableState.withLock { state in state.transfer.attemptBegins(request, now: .now()).map { ($0, state.transport) } }
-        guard let (attempt, transport) = begun else { return }
+        // One lock: the attempt begins and takes the transport and the cache it goes through.
+        let begun = mutableState.withLock { state in
+            state.transfer.attemptBegins(request, now: .now()).map { attempt in
+                (attempt, state.transport, attempt.resumeOffset == 0 ? cacheOptions(attempt: attempt.number, state: state) : nil)
+            }
+        }
+        guard let (attempt, transport, cached) = begun else { return }
         // The method reaches the request line as it is: anything but a token could inject
         // headers or smuggle a second request.
         if let method = request.httpMethod, !HTTPGrammar.isToken(method) {
@@ -42,8 +47,8 @@ extension HTTPRequestOperation {
         }
         let delegate = AttemptDelegate(operation: self, attempt: attempt.number)
         let task: any TransportTask
-        // A ranged continuation of a partial body is not a cacheable exchange.
-        if attempt.resumeOffset == 0, let (cache, options) = cacheOptions(attempt: attempt.number) {
+        // A ranged continuation of a partial body is not a cacheable exchange (no options above).
+        if let (cache, options) = cached {
             task = cache.startTask(for: request, bodyFile: bodyFile, transport: transport, delegate: delegate, options: options)
         } else {
             task = transport.startTask(for: request, bodyFile: bodyFile, delegate: delegate)
@@ -59,19 +64,16 @@ extension HTTPRequestOperation {
         }
     }
 
-    /// The cache and how this attempt uses it; nil without a cache.
-    private func cacheOptions(attempt: Int) -> (HTTPCache, HTTPCacheOptions)? {
-        mutableState.withLock { state -> (HTTPCache, HTTPCacheOptions)? in
-            guard let cache = state.cache else { return nil }
-            let policy = state.cachePolicy ?? HTTPCache.Policy(request.cachePolicy) ?? state.defaultCachePolicy
-            let options = HTTPCacheOptions(
-                policy: policy, responseHandler: state.cacheResponseHandler,
-                isUnreachable: { [weak client = state.adoptedClient] in client?.reachabilityStatus == .notReachable },
-                reportSource: { [weak self] source in
-                    self?.transfer { $0.sourceReported(source, attempt: attempt) }
-                })
-            return (cache, options)
-        }
+    /// The cache and how this attempt uses it; nil without a cache. Called with the lock held.
+    private func cacheOptions(attempt: Int, state: MutableState) -> (HTTPCache, HTTPCacheOptions)? {
+        guard let cache = state.cache else { return nil }
+        let options = HTTPCacheOptions(
+            policy: state.effectiveCachePolicy(for: request), responseHandler: state.cacheResponseHandler,
+            isUnreachable: { [weak client = state.adoptedClient] in client?.reachabilityStatus == .notReachable },
+            reportSource: { [weak self] source in
+                self?.transfer { $0.sourceReported(source, attempt: attempt) }
+            })
+        return (cache, options)
     }
 
     /// Runs `body` on the state if `attempt` is still the one the operation waits for.
@@ -83,7 +85,16 @@ extension HTTPRequestOperation {
         if replayAfterCredentialRefresh(response, attempt: attempt) { return }
         let previous: ResponseBodyFile?
         let keep: Bool
-        switch transfer({ $0.headArrived(response, attempt: attempt, now: .now()) }) {
+        // One lock: the machine's answer, and where a body that is not kept in memory can go.
+        let (answer, consumers) = mutableState.withLock { state in
+            (
+                state.transfer.headArrived(response, attempt: attempt, now: .now()),
+                BodyConsumers(
+                    sink: state.outputSink, channel: state.bodyChannel, chunked: state.chunkHandler != nil,
+                    delivered: state.transfer.chunkBytesDelivered)
+            )
+        }
+        switch answer {
         case .ignore: return
         case .restart(let task, let file, let request):
             // A ranged attempt's answer that does not continue the kept bytes (see
@@ -104,18 +115,11 @@ extension HTTPRequestOperation {
             return
         }
         if !keep { previous?.discard() }
+        let file: ResponseBodyFile?
+        let streams: Bool
         do {
-            let file = try makeBodyFile(for: response, appendingTo: keep ? previous?.url : nil)
-            let streams = try file == nil && streamBody(of: response, continuing: keep)
-            // A body bound for memory that announces more than the limit fails before it is read.
-            let limit = mutableState.withLock { state in
-                state.transfer.bodyRouted(to: file, streams: streams)
-                return state.maximumResponseSize
-            }
-            if file == nil, !streams, let limit, response.expectedContentLength > limit {
-                fail(.responseTooLarge(limit: limit, response: response.urlResponse), response: response, retryable: false)
-                return
-            }
+            file = try makeBodyFile(for: response, appendingTo: keep ? previous?.url : nil)
+            streams = try file == nil && streamBody(of: response, continuing: keep, to: consumers)
         } catch {
             fail(
                 error as? ConveyorError ?? .downloadFailed(reason: .cannotCreateFile(URL(fileURLWithPath: "/"), error)), response: response,
@@ -123,29 +127,62 @@ extension HTTPRequestOperation {
             return
         }
         let followsRedirect = Self.redirectStatusCodes.contains(response.statusCode) && redirectPolicy.maximumRedirects > 0
-        let (progress, received, expected, handler, queue) = mutableState.withLock { state in
+        // One lock: the body's route, the memory limit's check, and the head handed on.
+        let delivery = mutableState.withLock { state -> Result<HeadDelivery, ConveyorError>? in
+            // Cancelled (or superseded) since the head arrived: the file just made is nobody's.
+            guard state.transfer.bodyRouted(to: file, streams: streams, attempt: attempt) else { return nil }
+            // A body bound for memory that announces more than the limit fails before it is read.
+            if file == nil, !streams, let limit = state.maximumResponseSize, response.expectedContentLength > limit {
+                return .failure(.responseTooLarge(limit: limit, response: response.urlResponse))
+            }
             let (received, expected) = state.transfer.headDelivered(response, followsRedirect: followsRedirect)
-            return (
-                state.transfer.downloadProgress, received, expected, followsRedirect ? nil : state.responseReceivedHandler,
-                state.callbackQueue
-            )
+            return .success(
+                HeadDelivery(
+                    progress: state.transfer.downloadProgress, received: received, expected: expected,
+                    handler: followsRedirect ? nil : state.responseReceivedHandler, queue: state.callbackQueue))
+        }
+        let head: HeadDelivery
+        switch delivery {
+        case .none:
+            file?.discard()
+            return
+        case .failure(let error):
+            fail(error, response: response, retryable: false)
+            return
+        case .success(let delivered): head = delivered
         }
         if !followsRedirect { didReceive(response: response) }
-        if let handler { queue.async { handler(self, response) } }
-        if let progress { updateProgress(progress, completed: received, expected: expected) }
+        if let handler = head.handler { head.queue.async { handler(self, response) } }
+        if let progress = head.progress { updateProgress(progress, completed: head.received, expected: head.expected) }
+    }
+
+    /// Where a body that is not kept in memory can go, read with the machine's answer to a head.
+    private struct BodyConsumers {
+        var sink: OutputStreamSink?
+        var channel: BodyChannel?
+        var chunked: Bool
+        /// Bytes the chunk block was given already.
+        var delivered: Int64
+    }
+
+    /// What a delivered head tells the caller's blocks and the progress.
+    private struct HeadDelivery {
+        var progress: Progress?
+        var received: Int64
+        var expected: Int64
+        var handler: ResponseHandler?
+        var queue: DispatchQueue
     }
 
     /// Decides whether the body of `response` goes to the output stream — a final answer with
     /// an acceptable status (error bodies stay in memory for the error, as for file downloads)
     /// — and opens the stream for it. A body that starts over cannot go to a stream that holds
     /// bytes of an earlier one.
-    private func streamBody(of response: HTTPResponseHead, continuing: Bool) throws(ConveyorError) -> Bool {
-        let (sink, channel, chunked, delivered) = mutableState.withLock {
-            ($0.outputSink, $0.bodyChannel, $0.chunkHandler != nil, $0.transfer.chunkBytesDelivered)
-        }
-        guard sink != nil || channel != nil || chunked, storesBody(of: response) else { return false }
+    private func streamBody(of response: HTTPResponseHead, continuing: Bool, to consumers: BodyConsumers) throws(ConveyorError) -> Bool {
+        let (sink, channel) = (consumers.sink, consumers.channel)
+        guard sink != nil || channel != nil || consumers.chunked, storesBody(of: response) else { return false }
         // Bytes a consumer was given cannot be taken back.
-        let written = max(sink?.bytesWritten ?? 0, channel?.bytesPushed ?? 0, delivered)
+        let written = max(sink?.bytesWritten ?? 0, channel?.bytesPushed ?? 0, consumers.delivered)
         if !continuing, written > 0 { throw .outputStreamFailed(reason: .cannotRestart(bytesWritten: written)) }
         try sink?.open()
         channel?.deliver(head: response)

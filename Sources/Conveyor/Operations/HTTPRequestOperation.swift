@@ -165,7 +165,7 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// ``responseSerializer``'s (`nil`, any type, for the base class's data serializer).
     /// Setting nil returns to the serializer's; set `["*/*"]` to accept anything.
     public var acceptableContentTypes: Set<String>? {
-        get { mutableState.withLock { $0.acceptableContentTypes ?? $0.responseSerializer.acceptableContentTypes } }
+        get { read(\.effectiveAcceptableContentTypes) }
         set { write(\.acceptableContentTypes, newValue?.lowercasedSet) }
     }
 
@@ -254,7 +254,7 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// `cachePolicy` when it is not `.useProtocolCachePolicy`, else the client's
     /// ``HTTPClient/Configuration/cachePolicy``.
     public var cachePolicy: HTTPCache.Policy {
-        get { mutableState.withLock { $0.cachePolicy ?? HTTPCache.Policy(request.cachePolicy) ?? $0.defaultCachePolicy } }
+        get { mutableState.withLock { $0.effectiveCachePolicy(for: request) } }
         set { write(\.cachePolicy, newValue) }
     }
 

@@ -30,7 +30,8 @@ final class OutputStreamSink: Sendable {
     /// stream the caller opened already is used as it is.
     func open() throws(ConveyorError) {
         try state.withLock { (state: inout State) throws(ConveyorError) in
-            guard !state.opened else { return }
+            // Closed first (the operation finished before its body began): stays closed.
+            guard !state.opened, !state.closed else { return }
             state.opened = true
             let stream = state.stream.value
             if stream.streamStatus == .notOpen { stream.open() }
@@ -64,12 +65,13 @@ final class OutputStreamSink: Sendable {
         }
     }
 
-    /// Closes the stream if this sink opened it or wrote to it; later writes fail.
+    /// Closes the stream if this sink opened it or wrote to it; later opens do nothing and
+    /// later writes fail.
     func close() {
         let stream = state.withLock { state -> OutputStream? in
-            guard state.opened, !state.closed else { return nil }
+            guard !state.closed else { return nil }
             state.closed = true
-            return state.stream.value
+            return state.opened ? state.stream.value : nil
         }
         stream?.close()
     }

@@ -9,7 +9,6 @@ final class ResponseBodyFile: Sendable {
     private struct State {
         /// Written inside the lock; closed by the one caller that takes it out.
         var handle: LockedReference<FileHandle>?
-        var bytesWritten: Int64 = 0
         /// Chunks not yet written: URLSession delivers 16–64 kB at a time, and a system call
         /// per chunk cost a 50 MB download to a file 10% against `download(for:)`.
         var pending = Data()
@@ -35,14 +34,12 @@ final class ResponseBodyFile: Sendable {
         }
         do {
             let handle = try FileHandle(forWritingTo: url)
-            let end = appending ? try handle.seekToEnd() : 0
-            state = Lock(State(handle: LockedReference(handle), bytesWritten: Int64(end)))
+            if appending { try handle.seekToEnd() }
+            state = Lock(State(handle: LockedReference(handle)))
         } catch {
             throw ConveyorError.downloadFailed(reason: .cannotCreateFile(url, error))
         }
     }
-
-    var bytesWritten: Int64 { state.withLock { $0.bytesWritten } }
 
     /// Appends a chunk.
     /// - Throws: ``ConveyorError/downloadFailed(reason:)`` with `.writeFailed` (disk full, I/O).
@@ -50,7 +47,6 @@ final class ResponseBodyFile: Sendable {
         try state.withLock { state in
             guard state.handle != nil else { return }
             state.pending.append(data)
-            state.bytesWritten += Int64(data.count)
             if state.pending.count >= Self.writeSize { try flush(&state) }
         }
     }
@@ -90,10 +86,16 @@ final class ResponseBodyFile: Sendable {
         if let flushError { throw flushError }
     }
 
-    /// Closes and removes the partial file (what was not written yet is dropped).
+    /// Closes and removes the partial file (what was not written yet is dropped, unwritten).
     func discard() {
-        state.withLock { $0.pending = Data() }
-        try? close()
+        let handle = state.withLock { state -> FileHandle? in
+            defer {
+                state.handle = nil
+                state.pending = Data()
+            }
+            return state.handle?.value
+        }
+        try? handle?.close()
         try? FileManager.default.removeItem(at: url)
     }
 }

@@ -9,6 +9,7 @@ extension TransferStateMachine {
 
     /// The authenticator stamped `credentialID` on the attempt about to be sent.
     mutating func credentialApplied(_ credentialID: String) {
+        guard !isFinishing else { return }
         record.appliedCredentialID = credentialID
         record.credentialWaits = 0
     }
@@ -22,6 +23,7 @@ extension TransferStateMachine {
     /// The authenticator had no credential to stamp: the attempt waits for its refresh. Returns
     /// how many refreshes this attempt has waited for, this one included.
     mutating func credentialWaitBegins() -> Int {
+        guard !isFinishing else { return 0 }
         record.credentialWaits += 1
         return record.credentialWaits
     }
@@ -90,10 +92,13 @@ extension TransferStateMachine {
     }
 
     /// Where the accepted response's body goes: `file` (a download's), or the stream consumers
-    /// when `streams`, else memory.
-    mutating func bodyRouted(to file: ResponseBodyFile?, streams: Bool) {
+    /// when `streams`, else memory. False when `attempt` stopped being current after its head
+    /// was accepted (a cancel in between): the caller removes `file`, which no finish will see.
+    mutating func bodyRouted(to file: ResponseBodyFile?, streams: Bool, attempt: Int) -> Bool {
+        guard isCurrent(attempt), let record = box else { return false }
         record.bodyFile = file
         streamsBody = file == nil && streams
+        return true
     }
 
     /// The head is handled; `followsRedirect` when it is a redirect about to be followed (its
@@ -150,13 +155,17 @@ extension TransferStateMachine {
     }
 
     /// A redirect is followed.
-    mutating func redirectFollowed() { record.redirectCount += 1 }
+    mutating func redirectFollowed() {
+        guard !isFinishing else { return }
+        record.redirectCount += 1
+    }
 
     // MARK: - Backpressure
 
     /// `count` bytes went to the chunk block; returns whether the transfer should pause now
     /// (the blocks are `limit` bytes behind).
     mutating func chunkQueued(_ count: Int, limit: Int) -> Bool {
+        guard !isFinishing else { return false }
         let record = self.record
         record.chunkBytesPending += count
         record.chunkBytesDelivered += Int64(count)
@@ -168,7 +177,7 @@ extension TransferStateMachine {
     /// The chunk block handled `count` bytes; returns whether to resume a transfer it paused
     /// (half the limit is left).
     mutating func chunkHandled(_ count: Int, limit: Int) -> Bool {
-        let record = self.record
+        guard let record = box else { return false }
         record.chunkBytesPending -= count
         guard record.chunksPaused, record.chunkBytesPending <= limit / 2 else { return false }
         record.chunksPaused = false
@@ -179,6 +188,7 @@ extension TransferStateMachine {
     /// carries them is stored (a loaded machine deschedules the sender while the transport's
     /// thread reads): the pause then waits here, and ``taskStarted(_:attempt:)`` applies it.
     mutating func pauseReceiving() -> (any TransportTask)? {
+        guard !isFinishing else { return nil }
         if box?.task == nil { pausesWhenTaskStarts = true }
         return box?.task
     }
@@ -279,6 +289,8 @@ extension TransferStateMachine {
 
     /// The completion block ran (or there was none): returns the waiters to call.
     mutating func completionRan() -> [@Sendable () -> Void] {
+        // Only a claimed completion can have run: an early call must not tell drain it has.
+        guard isFinishing else { return [] }
         let record = self.record
         record.completionDelivered = true
         defer { record.deliveryWaiters = [] }

@@ -123,7 +123,10 @@ struct TransferStateMachine {
     }
 
     /// The request could not be built: the operation fails with `error` when it starts.
-    mutating func preflightFailed(_ error: ConveyorError) { record.preflightError = error }
+    mutating func preflightFailed(_ error: ConveyorError) {
+        guard !hasStarted else { return }
+        record.preflightError = error
+    }
 
     enum StartAction {
         /// Already started, or paused before the queue got to it (`resume()` starts it).
@@ -191,12 +194,14 @@ struct TransferStateMachine {
 
     /// The kept bytes did not all reach the file: the next attempt starts over, not at a gap.
     mutating func keptBytesLost() {
+        guard !isFinishing, let record = box else { return }
         record.resumeOffset = 0
         record.resumeValidator = nil
     }
 
     /// A download continues a ``FileDownloadOperation/ResumeState`` saved by an earlier run.
     mutating func continues(saved offset: Int64, validator: String, total: Int64, file: ResponseBodyFile) {
+        guard !hasStarted else { return }
         let record = self.record
         record.resumeOffset = offset
         record.resumeValidator = validator
@@ -298,25 +303,26 @@ struct TransferStateMachine {
 
     /// The attempt waits for a connection: the idle timer does not count that time.
     mutating func awaitsConnection(attempt: Int) {
-        guard let record = box, record.attempt == attempt else { return }
+        guard isCurrent(attempt), let record = box else { return }
         record.awaitsConnection = true
     }
 
     /// The attempt got its connection: its idle time starts now.
     mutating func leftConnectionQueue(attempt: Int, now: DispatchTime) {
-        guard let record = box, record.attempt == attempt, record.awaitsConnection else { return }
+        guard isCurrent(attempt), let record = box, record.awaitsConnection else { return }
         record.awaitsConnection = false
         record.lastActivity = now
     }
 
+    /// The transport's timings for `attempt`, kept for the operation's metrics.
     mutating func collected(_ metrics: TransferMetrics, attempt: Int) {
-        guard let record = box, record.attempt == attempt else { return }
+        guard isCurrent(attempt), let record = box else { return }
         record.transferMetrics = metrics
     }
 
     /// The cache says where the attempt's response comes from.
     mutating func sourceReported(_ source: HTTPCache.ResponseSource, attempt: Int) {
-        guard let record = box, record.attempt == attempt else { return }
+        guard isCurrent(attempt), let record = box else { return }
         record.responseSource = source
     }
 
