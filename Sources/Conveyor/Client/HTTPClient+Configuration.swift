@@ -54,6 +54,10 @@ extension HTTPClient {
         /// Stamps a credential on every request and refreshes it once for all waiting
         /// operations (``BearerTokenAuthenticator``); nil (the default) for none.
         public var authenticator: (any Authenticator)?
+        /// Change every attempt of every operation the client builds or enqueues, in order,
+        /// after the ``authenticator`` and before anything is sent (see ``RequestAdapter``).
+        /// Default none.
+        public var requestAdapters: [any RequestAdapter] = []
         /// Origins besides the base URL's that receive the client's credentials: the
         /// ``authenticator``'s, a default `Authorization` header (and the other headers in
         /// ``RedirectPolicy/headersRemovedAcrossOrigins``) and ``HTTPClient/defaultCredential``.

@@ -58,6 +58,8 @@ public enum ConveyorError: Error, Sendable {
     /// The client's ``Authenticator`` could not get a new credential; every operation that was
     /// waiting for it fails with this.
     case credentialRefreshFailed(reason: CredentialRefreshFailureReason)
+    /// One of the client's ``RequestAdapter``s threw: nothing was sent.
+    case requestAdaptationFailed(underlying: any Error)
     /// A streamed body (``HTTPStream``, its lines, ``ServerSentEvents``) could not go on: a line or
     /// an event passed its size limit, the stream was iterated a second time, or reconnection
     /// gave up.
@@ -373,7 +375,7 @@ extension ConveyorError {
             return response
         case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
             .network, .serverTrustFailed, .invalidHeader, .invalidMethod, .credentialRefreshFailed, .streamFailed, .outboxFailed,
-            .bodyFileFailed:
+            .bodyFileFailed, .requestAdaptationFailed:
             return nil
         }
     }
@@ -387,7 +389,7 @@ extension ConveyorError {
             return data
         case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
             .network, .redirectFailed, .responseTooLarge, .serverTrustFailed, .invalidHeader, .invalidMethod, .credentialRefreshFailed,
-            .streamFailed, .outboxFailed, .bodyFileFailed:
+            .streamFailed, .outboxFailed, .bodyFileFailed, .requestAdaptationFailed:
             return nil
         }
     }
@@ -404,6 +406,7 @@ extension ConveyorError {
         case .outputStreamFailed(.cannotOpen(let underlying?)), .outputStreamFailed(.writeFailed(_, let underlying?)):
             return underlying
         case .credentialRefreshFailed(.refreshFailed(let underlying)): return underlying
+        case .requestAdaptationFailed(let underlying): return underlying
         case .streamFailed(.reconnectionGaveUp(_, let underlying?)): return underlying
         case .outboxFailed(.writeFailed(_, let underlying)), .outboxFailed(.attemptsExhausted(_, let underlying)): return underlying
         case .network(let error): return error
@@ -473,6 +476,8 @@ extension ConveyorError: CustomStringConvertible, CustomDebugStringConvertible, 
                 "Invalid header \"\(Self.printable(name))\": a name or value with CR, LF or NUL could inject other headers; nothing was sent."
         case .credentialRefreshFailed(let reason):
             return "Credential refresh failed: \(reason)."
+        case .requestAdaptationFailed(let underlying):
+            return "A request adapter failed: \(underlying); nothing was sent."
         case .streamFailed(let reason):
             return "Stream failed: \(reason)."
         case .outboxFailed(let reason):

@@ -49,6 +49,7 @@ extension HTTPRequestOperation {
             if state.settingsAdoptions < .max { state.settingsAdoptions += 1 }
             state.adoptedClient = client
             state.transport = client.transport
+            state.requestAdapters = configuration.requestAdapters
             state.defaultCachePolicy = configuration.cachePolicy
             let assigned = state.assignedSettings
             if !assigned.contains(.callbackQueue) { state.callbackQueue = configuration.callbackQueue }

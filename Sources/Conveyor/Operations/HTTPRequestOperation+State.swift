@@ -72,6 +72,8 @@ extension HTTPRequestOperation {
         var transport: any Transport = TransportFactory.shared
         /// Stamps a credential on every attempt and refreshes it (see ``Authenticator``).
         var authenticator: (any Authenticator)?
+        /// The client's, run on every attempt after the authenticator (see ``RequestAdapter``).
+        var requestAdapters: [any RequestAdapter] = []
         /// The client-inheritable settings assigned on the operation itself; a client leaves them alone.
         var assignedSettings: ClientSettings = []
         /// How often a client's settings were adopted (saturating), which tests check is once

@@ -10,14 +10,49 @@ extension HTTPRequestOperation {
         let (live, authenticator) = mutableState.withLock { ($0.transfer.mayBeginAttempt, $0.authenticator) }
         guard live else { return }
         // An authenticator stamps every attempt, or makes it wait for a fresh credential.
-        guard var request = authenticator.map({ authenticated(request, by: $0) }) ?? request else { return }
-        // One lock: the attempt begins and takes the transport and the cache it goes through.
+        guard let request = authenticator.map({ authenticated(request, by: $0) }) ?? request else { return }
+        // One lock: the attempt begins and takes the transport, the cache it goes through and
+        // the client's adapters (with whether the request goes to the client's credential origins).
         let begun = mutableState.withLock { state in
             state.transfer.attemptBegins(request, now: .now()).map { attempt in
-                (attempt, state.transport, attempt.resumeOffset == 0 ? cacheOptions(attempt: attempt.number, state: state) : nil)
+                (
+                    attempt, state.transport, attempt.resumeOffset == 0 ? cacheOptions(attempt: attempt.number, state: state) : nil,
+                    state.requestAdapters,
+                    state.requestAdapters.isEmpty ? false : state.adoptedClient?.credentialScope.contains(request.url) ?? false
+                )
             }
         }
-        guard let (attempt, transport, cached) = begun else { return }
+        guard let (attempt, transport, cached, adapters, credentialOrigin) = begun else { return }
+        guard !adapters.isEmpty else {
+            transmit(request, attempt: attempt, transport: transport, cached: cached)
+            return
+        }
+        // The adapters are the caller's code, and may wait: they run off this thread, and the
+        // attempt goes on only if it is still the one the operation waits for (a cancel, a pause
+        // or a timeout meanwhile drops their answer).
+        let context = RequestAdapterContext(operation: self, attempt: attempt.number, isCredentialOrigin: credentialOrigin)
+        let adapting = OneWayTransfer((request, transport, cached))
+        Task {
+            let (request, transport, cached) = adapting.value
+            var adapted = request
+            do {
+                for adapter in adapters { adapted = try await adapter.adapt(adapted, context: context) }
+            } catch {
+                guard ifCurrent(attempt.number, { _ in true }) == true else { return }
+                fail(.requestAdaptationFailed(underlying: error), response: nil, retryable: false)
+                return
+            }
+            guard ifCurrent(attempt.number, { _ in true }) == true else { return }
+            transmit(adapted, attempt: attempt, transport: transport, cached: cached)
+        }
+    }
+
+    /// Checks the attempt's request and hands it to the transport (through the cache when it
+    /// has one).
+    private func transmit(
+        _ request: URLRequest, attempt: TransferStateMachine.Attempt, transport: any Transport, cached: (HTTPCache, HTTPCacheOptions)?
+    ) {
+        var request = request
         // The method reaches the request line as it is: anything but a token could inject
         // headers or smuggle a second request.
         if let method = request.httpMethod, !HTTPGrammar.isToken(method) {
