@@ -47,6 +47,8 @@
         case resolverStartData = 10273
         case prereqFunction = 20312
         case prereqData = 10313
+        case unixSocketPath = 10231
+        case resolve = 10203
     }
 
     /// The `curl_multi_setopt` options Conveyor uses.

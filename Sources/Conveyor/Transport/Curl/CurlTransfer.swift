@@ -18,7 +18,12 @@
         typealias Handle = CurlLibrary.Handle
 
         let request: URLRequest
+        /// The request's URL: responses, cookies and errors name it.
         let url: URL
+        /// The URL handed to libcurl: `url`, or for an `http+unix` URL its `http://localhost/…` form.
+        private let wireURL: URL
+        /// The Unix domain socket the request goes over; nil for TCP.
+        private let socketPath: String?
         let delegate: any TransportTaskDelegate
         private let bodySource: CurlRequestBody.Source?
         private let settings: CurlTransport.Settings
@@ -70,10 +75,12 @@
 
         init(
             request: URLRequest, bodyFile: OpenBodyFile?, delegate: any TransportTaskDelegate, settings: CurlTransport.Settings,
-            library: CurlLibrary
+            library: CurlLibrary, socketTarget: (url: URL, socketPath: String)? = nil
         ) {
             self.request = request
             self.url = request.url ?? URL(fileURLWithPath: "/")
+            self.wireURL = socketTarget?.url ?? url
+            self.socketPath = socketTarget?.socketPath
             self.delegate = delegate
             self.settings = settings
             self.library = library
@@ -130,7 +137,7 @@
             let curl = library
             let userData = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
             let method = (request.httpMethod ?? "GET").uppercased()
-            guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            guard let scheme = wireURL.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
                 return URLError(.unsupportedURL, userInfo: [NSURLErrorFailingURLErrorKey: url])
             }
             if scheme == "https", let error = settings.trustError {
@@ -161,7 +168,8 @@
                 curl.setOption(handle, .sockoptData, pointer: userData)
                 delegate.transportAwaitsConnection()
             }
-            curl.setOption(handle, .url, url.absoluteString)
+            curl.setOption(handle, .url, wireURL.absoluteString)
+            settings.applyRoute(to: handle, socketPath: socketPath, library: curl)
             if CurlTransport.verbose { curl.setOption(handle, .verbose, 1) }
             if fresh { curl.setOption(handle, .freshConnect, 1) }
             curl.setOption(handle, .noSignal, 1)
@@ -465,7 +473,7 @@
             case 30: version = "HTTP/3"
             default: version = "HTTP/1.1"
             }
-            let secure = url.scheme?.lowercased() == "https"
+            let secure = wireURL.scheme?.lowercased() == "https"
             let reused = library.info(handle, long: .numConnects) == 0
             // libcurl reports a reused connection's phases as 0 or as tiny leftovers; make them 0
             // and keep the rest in order, as the type promises.

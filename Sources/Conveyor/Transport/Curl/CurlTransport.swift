@@ -16,7 +16,7 @@
     final class CurlTransport: Transport {
         /// Used by operations that were not created by a client.
         static let shared: CurlTransport? = (try? CurlLibrary.shared.get()).map {
-            CurlTransport(library: $0, settings: Settings(sessionConfiguration: .default, tls: .default))
+            CurlTransport(library: $0, settings: Settings(sessionConfiguration: .default, tls: .default, route: .direct, library: $0))
         }
 
         let library: CurlLibrary
@@ -39,6 +39,17 @@
             if let name = settings.invalidAdditionalHeader {
                 return RefusedTransportTask.refusing(.invalidHeader(name: name), delegate: delegate)
             }
+            if let error = settings.route.malformed {
+                return RefusedTransportTask.refusing(error, delegate: delegate)
+            }
+            // The socket is looked at here, on the caller's thread, per request: a missing one is
+            // a typed error before anything is sent, not libcurl's "couldn't connect".
+            let socketTarget: (url: URL, socketPath: String)?
+            do {
+                socketTarget = try request.url.flatMap { url throws(ConveyorError) in try settings.route.socketTarget(for: url) }
+            } catch {
+                return RefusedTransportTask.refusing(error, delegate: delegate)
+            }
             var request = request
             var delegate = delegate
             // The stored cookies are read once, here, and sent as the request's own header.
@@ -53,7 +64,8 @@
             } catch {
                 return RefusedTransportTask.refusing(error, delegate: delegate)
             }
-            let transfer = CurlTransfer(request: request, bodyFile: openFile, delegate: delegate, settings: settings, library: library)
+            let transfer = CurlTransfer(
+                request: request, bodyFile: openFile, delegate: delegate, settings: settings, library: library, socketTarget: socketTarget)
             loop.start(transfer)
             return CurlTransportTask(transfer: transfer, loop: loop)
         }
@@ -96,8 +108,16 @@
             let authorities: Data?
             /// Why no HTTPS request can be trusted (a bad pin, an unreadable CA file), if so.
             let trustError: String?
+            /// The Unix socket and address overrides.
+            let route: RouteSettings
+            /// The address overrides as libcurl's `CURLOPT_RESOLVE` list, nil without any.
+            let resolveList: CurlStringList?
 
-            init(sessionConfiguration: URLSessionConfiguration, tls: TLSConfiguration) {
+            init(sessionConfiguration: URLSessionConfiguration, tls: TLSConfiguration, route: RouteSettings, library: CurlLibrary) {
+                self.route = route
+                resolveList =
+                    route.addressOverrides.isEmpty || route.malformed != nil
+                    ? nil : CurlStringList(route.addressOverrides.map(\.curlEntry), library: library)
                 cookies = TransportCookies(sessionConfiguration)
                 var headers: [String: String] = [:]
                 for (name, value) in sessionConfiguration.httpAdditionalHeaders ?? [:] {
@@ -123,6 +143,15 @@
                 self.trustError = trustError
             }
 
+            /// Sets the route options of `handle`: the Unix socket a request goes over (nil for
+            /// TCP) and the address overrides. Set on every request, as a reused handle keeps them.
+            func applyRoute(to handle: CurlLibrary.Handle, socketPath: String?, library: CurlLibrary) {
+                library.setOption(handle, .unixSocketPath, socketPath)
+                // libcurl reads the list when the transfer starts, into the multi handle's DNS
+                // cache; the list itself lives as long as these settings.
+                library.setOption(handle, .resolve, pointer: resolveList.map { UnsafeRawPointer($0.head) })
+            }
+
             /// Sets the TLS options of `handle`.
             func applyTLS(to handle: CurlLibrary.Handle, library: CurlLibrary) {
                 if tls.allowsInvalidCertificates {
@@ -145,5 +174,29 @@
                 }
             }
         }
+    }
+
+    /// A `curl_slist` that libcurl reads but does not copy, freed with its owner.
+    final class CurlStringList: Sendable {
+        // Sendable: the list is built in init and never changed; libcurl only reads it.
+        nonisolated(unsafe) let head: CurlLibrary.Handle
+        private let library: CurlLibrary
+
+        /// nil when `lines` is empty (libcurl's empty list is a null pointer) or memory ran out.
+        init?(_ lines: [String], library: CurlLibrary) {
+            var list: CurlLibrary.Handle?
+            for line in lines {
+                guard let appended = line.withCString({ library.slistAppend(list, $0) }) else {
+                    library.slistFreeAll(list)
+                    return nil
+                }
+                list = appended
+            }
+            guard let list else { return nil }
+            head = list
+            self.library = library
+        }
+
+        deinit { library.slistFreeAll(head) }
     }
 #endif

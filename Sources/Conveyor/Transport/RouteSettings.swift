@@ -1,0 +1,135 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// How a client reaches its servers besides plain DNS and TCP — a Unix domain socket, address
+/// overrides — taken from its configuration once and checked, for the transports to apply.
+struct RouteSettings: Sendable {
+    /// ``HTTPClient/Configuration/unixSocketPath``.
+    let unixSocketPath: String?
+    /// ``HTTPClient/Configuration/resolve``, each entry checked.
+    let addressOverrides: [HTTPClient.AddressOverride]
+    /// The first malformed setting, which fails every request.
+    let malformed: ConveyorError?
+
+    init(_ configuration: HTTPClient.Configuration) {
+        unixSocketPath = configuration.unixSocketPath
+        addressOverrides = configuration.resolve
+        if let path = configuration.unixSocketPath, path.isEmpty || path.utf8.contains(0) {
+            malformed = .routeFailed(reason: .socketNotFound(path: path))
+        } else if let (entry, detail) = configuration.resolve.lazy.compactMap({ entry in entry.problem.map { (entry, $0) } }).first {
+            malformed = .routeFailed(reason: .invalidAddressOverride(entry, detail: detail))
+        } else {
+            malformed = nil
+        }
+    }
+
+    /// No socket, no overrides.
+    static let direct = RouteSettings(HTTPClient.Configuration())
+
+    /// The error every request of a client on `transport` fails with, if any: a malformed
+    /// setting, or one the transport cannot honour (the URLSession transport has no way to
+    /// connect to a socket or to an address of its choosing).
+    func configurationError(for transport: HTTPClient.TransportKind) -> ConveyorError? {
+        if let malformed { return malformed }
+        guard transport == .urlSession else { return nil }
+        if unixSocketPath != nil {
+            return .routeFailed(reason: .unsupportedByTransport(feature: "a Unix domain socket", transport: .urlSession))
+        }
+        if !addressOverrides.isEmpty {
+            return .routeFailed(reason: .unsupportedByTransport(feature: "address overrides (resolve)", transport: .urlSession))
+        }
+        return nil
+    }
+
+    /// Where a request for `url` connects: the socket (from the configuration or an
+    /// `http+unix` URL), checked to exist and be a socket, and the `http(s)` URL to send.
+    /// - Returns: The URL to send and the socket path; nil for a TCP request to `url` itself.
+    /// - Throws: ``ConveyorError/routeFailed(reason:)`` for a malformed `http+unix` URL or a
+    ///   path that is not a socket.
+    func socketTarget(for url: URL) throws(ConveyorError) -> (url: URL, socketPath: String)? {
+        let target: (url: URL, socketPath: String)
+        if let split = try UnixSocketURL.split(url) {
+            target = split
+        } else if let unixSocketPath {
+            target = (url, unixSocketPath)
+        } else {
+            return nil
+        }
+        try Self.checkSocket(at: target.socketPath)
+        return target
+    }
+
+    /// Fails unless a Unix domain socket exists at `path`. Per request: a daemon that starts
+    /// after the client was made is found, one that stopped is a typed error, not a refusal
+    /// to connect.
+    static func checkSocket(at path: String) throws(ConveyorError) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw .routeFailed(reason: .socketNotFound(path: path)) }
+        guard status.st_mode & S_IFMT == S_IFSOCK else { throw .routeFailed(reason: .notASocket(path: path)) }
+    }
+}
+
+/// The `http+unix` and `https+unix` URL form (AsyncHTTPClient's): the socket's path,
+/// percent-encoded, is the host — `http+unix://%2Fvar%2Frun%2Fdocker.sock/v1.43/info`.
+enum UnixSocketURL {
+    /// The schemes, each with the scheme of the request sent over the socket.
+    static let schemes = ["http+unix": "http", "https+unix": "https"]
+
+    /// Whether `url` has one of the Unix socket schemes.
+    static func isUnixSocket(_ url: URL?) -> Bool {
+        guard let scheme = url?.scheme?.lowercased() else { return false }
+        return schemes[scheme] != nil
+    }
+
+    /// The socket path of an `http+unix` URL and the URL sent over it (`http://localhost/…`,
+    /// the same path, query and fragment); nil for other URLs.
+    /// - Throws: ``ConveyorError/RouteFailureReason/invalidSocketURL(_:)`` when the host is not an absolute path.
+    static func split(_ url: URL) throws(ConveyorError) -> (url: URL, socketPath: String)? {
+        guard let scheme = url.scheme?.lowercased(), let sent = schemes[scheme] else { return nil }
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true),
+            let path = components.percentEncodedHost?.removingPercentEncoding, path.hasPrefix("/"), !path.utf8.contains(0)
+        else { throw .routeFailed(reason: .invalidSocketURL(url.absoluteString)) }
+        components.scheme = sent
+        components.host = "localhost"
+        components.port = nil
+        guard let rewritten = components.url else { throw .routeFailed(reason: .invalidSocketURL(url.absoluteString)) }
+        return (rewritten, path)
+    }
+}
+
+extension HTTPClient {
+    /// Whether `url` reaches its server through a Unix domain socket: an `http+unix` or
+    /// `https+unix` URL, whose host is the socket's path, percent-encoded
+    /// (`http+unix://%2Fvar%2Frun%2Fdocker.sock/v1.43/info`; build one with
+    /// ``unixSocketURL(socketPath:path:)``). Such URLs work as base URLs and as absolute
+    /// paths, with the curl transport.
+    /// - Parameter url: The URL.
+    /// - Returns: Whether its scheme is `http+unix` or `https+unix`.
+    public static func isUnixSocketURL(_ url: URL) -> Bool { UnixSocketURL.isUnixSocket(url) }
+
+    /// An `http+unix` URL: requests to it go over the Unix domain socket at `socketPath`.
+    /// - Parameters:
+    ///   - socketPath: The socket's absolute path.
+    ///   - path: The path on the server, `/` by default.
+    ///   - secure: Whether to speak TLS over the socket (`https+unix`); default false.
+    /// - Returns: The URL, or nil when `socketPath` is not absolute or `path` does not start with `/`.
+    public static func unixSocketURL(socketPath: String, path: String = "/", secure: Bool = false) -> URL? {
+        guard socketPath.hasPrefix("/"), path.hasPrefix("/"),
+            let host = socketPath.addingPercentEncoding(withAllowedCharacters: unreserved)
+        else { return nil }
+        return URL(string: "\(secure ? "https+unix" : "http+unix")://\(host)\(path)")
+    }
+
+    /// RFC 3986's unreserved characters (ASCII only: `.alphanumerics` has every script's letters).
+    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+}
