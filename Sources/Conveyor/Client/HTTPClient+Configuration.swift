@@ -75,6 +75,13 @@ extension HTTPClient {
         /// libcurl's multi interface on Linux (faster, and the only way to customise TLS
         /// there), URLSession on Apple platforms.
         public var transport: TransportKind = .automatic
+        /// How requests reach the network: the environment's proxies (the default, as before
+        /// this setting existed), none, or an HTTP, HTTPS or SOCKS5 proxy of the client's own,
+        /// with credentials and a bypass list (see ``HTTPClient/Proxy``). A malformed proxy fails
+        /// every request with ``ConveyorError/RouteFailureReason/invalidProxy(_:detail:)`` and
+        /// ``validate()`` reports it. The URLSession transport on Linux honours only
+        /// ``HTTPClient/Proxy/environment`` (corelibs ignores `connectionProxyDictionary`).
+        public var proxy: Proxy = .environment
         /// A Unix domain socket that every request of the client is sent over instead of TCP
         /// (`curl --unix-socket`): a local daemon such as Docker's `/var/run/docker.sock`, or a
         /// sidecar. URLs keep their `http(s)` form (`http://localhost/v1.43/info`); the host
@@ -138,7 +145,7 @@ extension HTTPClient {
         public init() {}
 
         /// Checks the settings a request would otherwise fail on — the route
-        /// (``unixSocketPath``, ``resolve``) and whether the transport it picks can take it —
+        /// (``proxy``, ``unixSocketPath``, ``resolve``) and whether the transport it picks can take it —
         /// so that a service can refuse a bad configuration at start-up. A socket path is only
         /// checked to be usable by the transport here; whether a socket exists there is checked
         /// per request.

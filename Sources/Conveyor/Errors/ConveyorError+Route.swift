@@ -21,6 +21,17 @@ extension ConveyorError {
         /// part (an address that is not an IPv4 or IPv6 address, a port outside 1...65535, a
         /// host name with a `:` or `,`).
         case invalidAddressOverride(HTTPClient.AddressOverride, detail: String)
+        /// The proxy (``HTTPClient/Configuration/proxy``) is malformed: an unknown scheme, no
+        /// host, a bad port or a bad entry in its bypass list. The URL is shown without its password.
+        case invalidProxy(String, detail: String)
+        /// The proxy answered `407 Proxy Authentication Required`: no credentials were
+        /// configured (`credentialsSent` false), or the configured ones were refused (libcurl
+        /// answered the proxy's challenge once with them). The origin's credentials are never
+        /// offered to a proxy.
+        case proxyAuthenticationFailed(proxy: String, credentialsSent: Bool)
+        /// The proxy refused or broke off its handshake (a SOCKS5 proxy that rejected the
+        /// credentials or the destination, or closed the connection); `detail` is libcurl's text.
+        case proxyHandshakeFailed(proxy: String, detail: String)
 
         /// A readable explanation.
         public var description: String {
@@ -32,6 +43,12 @@ extension ConveyorError {
             case .invalidSocketURL(let url):
                 return "\(url) does not name a socket: the host of an http+unix URL is an absolute path, percent-encoded"
             case .invalidAddressOverride(let entry, let detail): return "the address override \(entry) is invalid: \(detail)"
+            case .invalidProxy(let proxy, let detail): return "the proxy \(proxy) is invalid: \(detail)"
+            case .proxyAuthenticationFailed(let proxy, let sent):
+                return sent
+                    ? "the proxy \(proxy) refused the configured credentials (407)"
+                    : "the proxy \(proxy) requires credentials (407) and none are configured (Configuration.proxy.credentials)"
+            case .proxyHandshakeFailed(let proxy, let detail): return "the proxy \(proxy) broke off its handshake: \(detail)"
             }
         }
     }

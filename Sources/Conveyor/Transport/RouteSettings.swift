@@ -18,13 +18,18 @@ struct RouteSettings: Sendable {
     let unixSocketPath: String?
     /// ``HTTPClient/Configuration/resolve``, each entry checked.
     let addressOverrides: [HTTPClient.AddressOverride]
+    /// ``HTTPClient/Configuration/proxy``.
+    let proxy: HTTPClient.Proxy
     /// The first malformed setting, which fails every request.
     let malformed: ConveyorError?
 
     init(_ configuration: HTTPClient.Configuration) {
         unixSocketPath = configuration.unixSocketPath
         addressOverrides = configuration.resolve
-        if let path = configuration.unixSocketPath, path.isEmpty || path.utf8.contains(0) {
+        proxy = configuration.proxy
+        if let problem = configuration.proxy.problem {
+            malformed = .routeFailed(reason: .invalidProxy(configuration.proxy.description, detail: problem))
+        } else if let path = configuration.unixSocketPath, path.isEmpty || path.utf8.contains(0) {
             malformed = .routeFailed(reason: .socketNotFound(path: path))
         } else if let (entry, detail) = configuration.resolve.lazy.compactMap({ entry in entry.problem.map { (entry, $0) } }).first {
             malformed = .routeFailed(reason: .invalidAddressOverride(entry, detail: detail))
@@ -48,7 +53,29 @@ struct RouteSettings: Sendable {
         if !addressOverrides.isEmpty {
             return .routeFailed(reason: .unsupportedByTransport(feature: "address overrides (resolve)", transport: .urlSession))
         }
+        #if canImport(FoundationNetworking)
+            // corelibs gives its libcurl handles no proxy options: they use the environment's
+            // proxy variables, and nothing else.
+            if let server = proxy.server {
+                return .routeFailed(
+                    reason: .unsupportedByTransport(feature: "a proxy of its own (\(server.kind.rawValue))", transport: .urlSession))
+            }
+            if proxy.isNone, Self.environmentNamesProxy() {
+                return .routeFailed(
+                    reason: .unsupportedByTransport(feature: "no proxy while the environment names one", transport: .urlSession))
+            }
+        #else
+            if proxy.server != nil || proxy.isNone {
+                return .routeFailed(reason: .unsupportedByTransport(feature: "a proxy other than the system's", transport: .urlSession))
+            }
+        #endif
         return nil
+    }
+
+    /// Whether the environment names a proxy libcurl would use (`http_proxy` is read in lower
+    /// case only, as curl does: `HTTP_PROXY` can be set by a CGI request's `Proxy` header).
+    static func environmentNamesProxy(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"].contains { !(environment[$0] ?? "").isEmpty }
     }
 
     /// Where a request for `url` connects: the socket (from the configuration or an

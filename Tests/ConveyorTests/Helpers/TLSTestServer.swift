@@ -7,7 +7,9 @@ import Synchronization
 /// api.conveyor.test, a name only address overrides resolve);
 /// hypercorn (installed into `.build/tls-venv` on first use, like httpbin) serves it on a
 /// random loopback port with ALPN offering HTTP/2 and HTTP/1.1. Every request gets 200
-/// "secure" with `X-HTTP-Version` saying which protocol the server spoke. Stopped, and its
+/// "secure" with `X-HTTP-Version` saying which protocol the server spoke, and
+/// `X-Saw-Authorization` / `X-Saw-Proxy-Authorization` (`yes` or `no`) saying which credential
+/// fields arrived. Stopped, and its
 /// files removed, when released; it also stops by itself when the test process is gone.
 final class TLSTestServer: Sendable {
     struct SetupError: Error, CustomStringConvertible {
@@ -116,8 +118,12 @@ final class TLSTestServer: Sendable {
                     elif message["type"] == "lifespan.shutdown":
                         await send({"type": "lifespan.shutdown.complete"})
                         return
+            # Which credential fields reached the origin (the proxy tests read them).
+            names = {name.lower() for name, _ in scope.get("headers", [])}
+            saw = lambda name: b"yes" if name in names else b"no"
             await send({"type": "http.response.start", "status": 200, "headers": [
-                (b"content-type", b"text/plain"), (b"x-http-version", scope["http_version"].encode())]})
+                (b"content-type", b"text/plain"), (b"x-http-version", scope["http_version"].encode()),
+                (b"x-saw-authorization", saw(b"authorization")), (b"x-saw-proxy-authorization", saw(b"proxy-authorization"))]})
             await send({"type": "http.response.body", "body": b"secure"})
         async def orphaned():
             while os.getppid() == parent:

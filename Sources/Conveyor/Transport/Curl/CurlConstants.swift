@@ -49,6 +49,17 @@
         case prereqData = 10313
         case unixSocketPath = 10231
         case resolve = 10203
+        case proxy = 10004
+        case proxyAuth = 111
+        case proxyUserName = 10175
+        case proxyPassword = 10176
+        case noProxy = 10177
+        case headerOpt = 229
+        case proxyCAInfo = 10246
+        case proxyCAPath = 10247
+        case proxySSLVerifyPeer = 248
+        case proxySSLVerifyHost = 249
+        case proxyCAInfoBlob = 40310
     }
 
     /// The `curl_multi_setopt` options Conveyor uses.
@@ -68,6 +79,8 @@
         case connectTime = 0x600034
         case startTransferTime = 0x600036
         case appConnectTime = 0x600038
+        /// `CURLINFO_HTTP_CONNECTCODE`: the proxy's answer to `CONNECT`.
+        case httpConnectCode = 0x200016
     }
 
     /// Other values from curl.h.
@@ -87,6 +100,11 @@
         static let authAnySafe = ~1  // every scheme but Basic
         static let errorBufferSize = 256
         static let blobCopy: UInt32 = 1
+        /// `CURLAUTH_BASIC | CURLAUTH_DIGEST`: libcurl asks the proxy which it takes (one round
+        /// trip) and answers with the configured credentials once.
+        static let authBasicOrDigest = 3
+        /// `CURLHEADER_SEPARATE`: the request's own headers never go into a `CONNECT`.
+        static let headerSeparate = 1
     }
 
     /// The `CURLcode` results Conveyor tells apart.
@@ -116,5 +134,6 @@
         case sslCACertBadFile = 77
         case sslPinnedPublicKeyNotMatch = 90
         case http2Stream = 92
+        case proxy = 97
     }
 #endif

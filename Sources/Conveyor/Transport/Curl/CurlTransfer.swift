@@ -371,6 +371,10 @@
                 return .finished
             }
             delegate.transportDidCollect(metrics: metrics(of: handle))
+            if let error = proxyFailure(code: code, handle: handle, held: held?.response) {
+                complete(response: nil, error: error)
+                return .finished
+            }
             if code == CurlCode.ok.rawValue, let held {
                 if prepareAnswer(to: held.response, head: held.head) { return .resend }
                 delegate.transportDidReceive(response: held.response)
@@ -416,6 +420,23 @@
             }
         }
 
+        /// The typed error of a proxy that refused the request: a `407` to a forwarded request or
+        /// to `CONNECT` (libcurl already answered a challenge once when credentials are
+        /// configured), or a broken SOCKS handshake; nil otherwise.
+        private func proxyFailure(code: Int32, handle: Handle, held: HTTPResponseHead?) -> ConveyorError? {
+            let proxy = settings.route.proxy
+            let name = proxy.server?.description ?? "from the environment"
+            let refused = (code == CurlCode.ok.rawValue && held?.statusCode == 407) || library.info(handle, long: .httpConnectCode) == 407
+            if refused {
+                return .routeFailed(reason: .proxyAuthenticationFailed(proxy: name, credentialsSent: proxy.credentials != nil))
+            }
+            if code == CurlCode.proxy.rawValue {
+                let text = String(cString: errorBuffer)
+                return .routeFailed(reason: .proxyHandshakeFailed(proxy: name, detail: text.isEmpty ? library.describe(code) : text))
+            }
+            return nil
+        }
+
         /// Fails the transfer without libcurl (before it started, or when it could not start).
         func fail(_ error: any Error) {
             complete(response: nil, error: error)
@@ -437,7 +458,9 @@
         /// with the credential it chose.
         private func prepareAnswer(to response: HTTPResponseHead, head: CurlResponseHead) -> Bool {
             let isProxy = response.statusCode == 407
-            guard
+            // A proxy's credentials come from Configuration.proxy alone (libcurl answers with
+            // them): the operation's credentials belong to the origin and are never offered to it.
+            guard !isProxy,
                 let challengeLine = head.values(of: isProxy ? "Proxy-Authenticate" : "WWW-Authenticate").first(
                     where: CurlChallenge.isAnswerable)
             else { return false }

@@ -33,6 +33,7 @@
             loop = CurlMultiLoop(library: library, maximumConnectionsPerHost: settings.maximumConnectionsPerHost)
             // The session's additional credential headers are masked while the transport lives.
             SentSecrets.shared.pin(SentSecrets.values(ofHeaders: settings.additionalHeaders))
+            SentSecrets.shared.pin(settings.proxySecrets)
         }
 
         func startTask(for request: URLRequest, bodyFile: BodyFile.Snapshot?, delegate: any TransportTaskDelegate) -> any TransportTask {
@@ -80,6 +81,7 @@
         deinit {
             invalidate()
             SentSecrets.shared.unpin(SentSecrets.values(ofHeaders: settings.additionalHeaders))
+            SentSecrets.shared.unpin(settings.proxySecrets)
         }
     }
 
@@ -150,6 +152,48 @@
                 // libcurl reads the list when the transfer starts, into the multi handle's DNS
                 // cache; the list itself lives as long as these settings.
                 library.setOption(handle, .resolve, pointer: resolveList.map { UnsafeRawPointer($0.head) })
+                // The request's own headers (its Authorization, cookies) never go to a proxy in a
+                // CONNECT: they travel inside the tunnel (libcurl's default since 7.42.1, set anyway).
+                library.setOption(handle, .headerOpt, CurlConstant.headerSeparate)
+                let proxy = route.proxy
+                // A socket is local: no proxy stands between the client and it. An empty
+                // CURLOPT_PROXY turns the environment's proxy off; NULL lets libcurl read it.
+                guard socketPath == nil, !proxy.isNone else {
+                    library.setOption(handle, .proxy, "")
+                    return
+                }
+                guard let server = proxy.server else { return }
+                library.setOption(handle, .proxy, server.description)
+                library.setOption(handle, .noProxy, proxy.noProxyList)
+                if let credentials = proxy.credentials {
+                    library.setOption(handle, .proxyUserName, credentials.user)
+                    library.setOption(handle, .proxyPassword, credentials.password)
+                    if server.kind != .socks5 { library.setOption(handle, .proxyAuth, CurlConstant.authBasicOrDigest) }
+                }
+                if server.kind == .https {
+                    // The proxy's certificate is checked like an origin's: the same authorities
+                    // and switch (pins name origins' keys, so they are not applied to the proxy).
+                    if tls.allowsInvalidCertificates {
+                        library.setOption(handle, .proxySSLVerifyPeer, 0)
+                        library.setOption(handle, .proxySSLVerifyHost, 0)
+                    }
+                    if !tls.trustsSystemCertificateAuthorities {
+                        library.setOption(handle, .proxyCAInfo, nil)
+                        library.setOption(handle, .proxyCAPath, nil)
+                    }
+                    if var authorities {
+                        authorities.withUnsafeMutableBytes { bytes in
+                            var blob = conveyor_curl_blob(data: bytes.baseAddress, len: bytes.count, flags: CurlConstant.blobCopy)
+                            library.setOption(handle, .proxyCAInfoBlob, pointer: &blob)
+                        }
+                    }
+                }
+            }
+
+            /// The proxy's credential values, masked (``SentSecrets``) while the transport lives.
+            var proxySecrets: [String] {
+                guard let credentials = route.proxy.credentials else { return [] }
+                return SentSecrets.basicParts(user: credentials.user, password: credentials.password)
             }
 
             /// Sets the TLS options of `handle`.
