@@ -115,6 +115,29 @@ struct ProxyTests {
         #expect(tunnelled.response.value(forHTTPHeaderField: "X-Saw-Proxy-Authorization") == "no")
     }
 
+    @Test("An HTTPS proxy: TLS to the proxy, checked with the client's authorities; plain and tunnelled requests (curl)")
+    func httpsProxy() async throws {
+        let tls = try await TLSTestServer.shared()
+        let proxy = try await ProxyTestServer.shared(credentials: (Self.user, Self.password), tls: tls)
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let https = HTTPClient.Proxy.https(
+            host: "127.0.0.1", port: proxy.port, credentials: .init(user: Self.user, password: Self.password))
+        let trusting: (inout HTTPClient.Configuration) -> Void = { $0.tls.certificateAuthorities = [.pemFile(tls.certificateAuthority)] }
+        let plain = client(server.baseURL, https, configure: trusting)
+        #expect(try await plain.response(method: .get, path: "get").statusCode == 200)
+        let tunnelled = client(tls.baseURL, https, configure: trusting)
+        #expect(String(decoding: try await tunnelled.response(method: .get, path: "anything").data, as: UTF8.self) == "secure")
+        // Without the authority, the proxy's certificate is refused: nothing goes through it.
+        await #expect {
+            try await client(server.baseURL, https).get("get")
+        } throws: { error in
+            guard case .serverTrustFailed = error as? ConveyorError else { return false }
+            return true
+        }
+        #expect(server.requestCount(path: "/get") == 1)
+    }
+
     @Test("A CONNECT carries none of the request's own credentials (curl)")
     func connectCarriesNoOriginCredentials() async throws {
         let recorder = try RecordingSocketServer()

@@ -1,7 +1,8 @@
-import Conveyor
 import ConveyorTesting
 import Foundation
 import Testing
+
+@testable import Conveyor
 
 /// Origins reached through a Unix domain socket: `http+unix` URLs and
 /// `Configuration.unixSocketPath`, on the curl transport; a typed refusal on URLSession.
@@ -42,6 +43,27 @@ struct UnixSocketTests {
         var received = Data()
         for try await chunk in try await client.stream("drip?numbytes=5&duration=0.05") { received.append(chunk) }
         #expect(received == Data("*****".utf8))
+    }
+
+    @Test("An outbox delivers its items over the socket (curl)")
+    func outboxOverTheSocket() async throws {
+        let server = try LocalHTTPServer.started(unixSocketPath: Self.socketPath())
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        let client = testClient(server, .curl)
+        var configuration = Outbox.Configuration.default
+        configuration.baseDelay = 0.01
+        let outbox = try client.outbox(directory: directory.url, configuration: configuration)
+        let id = try await outbox.send(method: .post, path: "post", body: ["note": "over the socket"], requestSerializer: .json)
+        let result = try #require(await ResultLog(outbox).first(1).first)
+        #expect(result.id == id)
+        guard case .succeeded(let response) = result.outcome else {
+            Issue.record("\(result.outcome)")
+            return
+        }
+        #expect(response.statusCode == 200)
+        #expect(server.requestCount(path: "/post") == 1)
+        outbox.settle()
     }
 
     @Test("Two sockets behind the same http://localhost form never share a connection (curl)")

@@ -81,6 +81,8 @@
         case appConnectTime = 0x600038
         /// `CURLINFO_HTTP_CONNECTCODE`: the proxy's answer to `CONNECT`.
         case httpConnectCode = 0x200016
+        /// `CURLINFO_PRIMARY_PORT`: the port of the last connection (the proxy's, through one).
+        case primaryPort = 0x200028
     }
 
     /// Other values from curl.h.

@@ -426,7 +426,14 @@
         private func proxyFailure(code: Int32, handle: Handle, held: HTTPResponseHead?) -> ConveyorError? {
             let proxy = settings.route.proxy
             let name = proxy.server?.description ?? "from the environment"
-            let refused = (code == CurlCode.ok.rawValue && held?.statusCode == 407) || library.info(handle, long: .httpConnectCode) == 407
+            // A 407 to CONNECT is the proxy's. A 407 response to a forwarded request is the
+            // proxy's when the connection went to the client's own proxy (its port: libcurl does
+            // not say whether a proxy was used); one from an origin reached directly, or through
+            // the environment's proxy, stays an HTTP status as before.
+            let forwardedRefusal =
+                code == CurlCode.ok.rawValue && held?.statusCode == 407 && socketPath == nil
+                && proxy.server.map { library.info(handle, long: .primaryPort) == $0.port } == true
+            let refused = forwardedRefusal || library.info(handle, long: .httpConnectCode) == 407
             if refused {
                 return .routeFailed(reason: .proxyAuthenticationFailed(proxy: name, credentialsSent: proxy.credentials != nil))
             }
