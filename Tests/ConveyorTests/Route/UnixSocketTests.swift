@@ -164,6 +164,13 @@ struct UnixSocketTests {
         #expect(socketServer.receivedRequests.isEmpty)
     }
 
+    @Test("The logger's curl command for an http+unix request uses --unix-socket")
+    func curlCommand() throws {
+        let url = try #require(HTTPClient.unixSocketURL(socketPath: "/run/my app.sock", path: "/v1/info?x=1"))
+        let operation = HTTPRequestOperation(request: URLRequest(url: url))
+        #expect(operation.cURLDescription.hasSuffix("--unix-socket '/run/my app.sock' 'http://localhost/v1/info?x=1'"))
+    }
+
     @Test("A redirect within the socket's origin is followed (curl)")
     func redirectWithinTheSocket() async throws {
         let server = try LocalHTTPServer.started(unixSocketPath: Self.socketPath())
