@@ -33,6 +33,8 @@ public final class LocalHTTPServer: Sendable {
         /// The accept thread's wake-up pipe: ``stop()`` writes a byte to `write`.
         var wakePipe: (read: Int32, write: Int32) = (-1, -1)
         var port = 0
+        /// The Unix domain socket's path, for a server on one.
+        var socketPath: String?
         var running = false
         var routes: [String: Handler] = [:]
         var connections: [Int32: ServerConnection] = [:]
@@ -79,8 +81,16 @@ public final class LocalHTTPServer: Sendable {
     /// The port the server listens on (0 before ``start()``).
     public var port: Int { state.withLock { $0.port } }
 
-    /// `http://127.0.0.1:<port>/`.
-    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/")! }
+    /// `http://127.0.0.1:<port>/`; for a server on a Unix domain socket, the socket's
+    /// `http+unix` URL (`http+unix://%2Ftmp%2Fserver.sock/`).
+    public var baseURL: URL {
+        let (port, socketPath) = state.withLock { ($0.port, $0.socketPath) }
+        if let socketPath, let url = HTTPClient.unixSocketURL(socketPath: socketPath) { return url }
+        return URL(string: "http://127.0.0.1:\(port)/")!
+    }
+
+    /// The path of the Unix domain socket the server listens on; nil for a TCP server.
+    public var unixSocketPath: String? { state.withLock { $0.socketPath } }
 
     /// Binds 127.0.0.1 on a port the kernel chooses and starts accepting connections.
     /// - Throws: ``ServerError``.
@@ -121,6 +131,57 @@ public final class LocalHTTPServer: Sendable {
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
+        try startAccepting(on: fd, port: Int(UInt16(bigEndian: address.sin_port)), socketPath: nil)
+    }
+
+    /// Creates and starts a server on a Unix domain socket at `path`: to test clients that reach
+    /// a local daemon through a socket (``HTTPClient/Configuration/unixSocketPath`` or
+    /// ``baseURL``, an `http+unix` URL).
+    /// - Parameter path: Where the socket is created; nothing may exist there yet. Removed by ``stop()``.
+    /// - Returns: The running server.
+    /// - Throws: ``ServerError`` when the socket cannot be bound (the path exists, is too long
+    ///   — 107 bytes at most on Linux — or its directory is not writable).
+    public static func started(unixSocketPath path: String) throws -> LocalHTTPServer {
+        let server = LocalHTTPServer()
+        try server.start(unixSocketPath: path)
+        return server
+    }
+
+    /// Binds a Unix domain socket at `path` and starts accepting connections.
+    /// - Parameter path: Where the socket is created; nothing may exist there yet. Removed by ``stop()``.
+    /// - Throws: ``ServerError`` when the socket cannot be bound.
+    public func start(unixSocketPath path: String) throws {
+        signal(SIGPIPE, SIG_IGN)
+        var address = sockaddr_un()
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        let bytes = Array(path.utf8)
+        guard !bytes.isEmpty, bytes.count < capacity, !bytes.contains(0) else {
+            throw ServerError(description: "the socket path \(path) is empty or longer than \(capacity - 1) bytes")
+        }
+        #if canImport(Glibc)
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let fd = socket(AF_UNIX, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw ServerError(description: "socket: \(String(cString: strerror(errno)))") }
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0, listen(fd, 1024) == 0 else {
+            let message = String(cString: strerror(errno))
+            _ = close(fd)
+            throw ServerError(description: "bind/listen on \(path): \(message)")
+        }
+        try startAccepting(on: fd, port: 0, socketPath: path)
+    }
+
+    /// Starts the accept thread on the bound, listening socket `fd`.
+    private func startAccepting(on fd: Int32, port: Int, socketPath: String?) throws {
         // The accept thread polls the listening socket and a pipe that stop() writes to: the one
         // wake-up that works everywhere (shutdown() of a listening socket wakes accept() on
         // Linux, but fails with ENOTCONN on Darwin). Non-blocking, so that a connection reset
@@ -129,6 +190,7 @@ public final class LocalHTTPServer: Sendable {
         guard pipe(&wake) == 0 else {
             let message = String(cString: strerror(errno))
             _ = close(fd)
+            if let socketPath { _ = unlink(socketPath) }
             throw ServerError(description: "pipe: \(message)")
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
@@ -137,7 +199,8 @@ public final class LocalHTTPServer: Sendable {
         state.withLock {
             $0.listenFD = fd
             $0.wakePipe = wakePipe
-            $0.port = Int(UInt16(bigEndian: address.sin_port))
+            $0.port = port
+            $0.socketPath = socketPath
             $0.running = true
             $0.acceptThreadDone = done
         }
@@ -151,12 +214,12 @@ public final class LocalHTTPServer: Sendable {
 
     /// Stops accepting, closes every connection and wakes stalled handlers. Idempotent.
     public func stop() {
-        let (fd, wakePipe, connections, done) = state.withLock {
-            state -> (Int32, (read: Int32, write: Int32), [ServerConnection], DispatchSemaphore?) in
-            guard state.running else { return (-1, (-1, -1), [], nil) }
+        let (fd, wakePipe, connections, done, socketPath) = state.withLock {
+            state -> (Int32, (read: Int32, write: Int32), [ServerConnection], DispatchSemaphore?, String?) in
+            guard state.running else { return (-1, (-1, -1), [], nil, nil) }
             state.running = false
             defer { state.connections = [:] }
-            return (state.listenFD, state.wakePipe, Array(state.connections.values), state.acceptThreadDone)
+            return (state.listenFD, state.wakePipe, Array(state.connections.values), state.acceptThreadDone, state.socketPath)
         }
         guard fd >= 0 else { return }
         stopSignal.lock()
@@ -173,6 +236,8 @@ public final class LocalHTTPServer: Sendable {
         _ = close(fd)
         _ = close(wakePipe.read)
         _ = close(wakePipe.write)
+        // A socket file outlives its descriptor; a later server could not bind the path.
+        if let socketPath { _ = unlink(socketPath) }
     }
 
     /// Request bodies longer than this are read and dropped rather than kept (their length is

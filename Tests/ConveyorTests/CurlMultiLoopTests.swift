@@ -79,8 +79,9 @@
             let server = LocalHTTPServer()
             try server.start()
             defer { server.stop() }
+            let library = try CurlLibrary.shared.get()
             let transport = CurlTransport(
-                library: try CurlLibrary.shared.get(), settings: .init(sessionConfiguration: .ephemeral, tls: .default))
+                library: library, settings: .init(sessionConfiguration: .ephemeral, tls: .default, route: .direct, library: library))
             defer { transport.invalidate() }
             try await body(server, transport)
         }

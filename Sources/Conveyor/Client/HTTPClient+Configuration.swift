@@ -79,6 +79,39 @@ extension HTTPClient {
         /// libcurl's multi interface on Linux (faster, and the only way to customise TLS
         /// there), URLSession on Apple platforms.
         public var transport: TransportKind = .automatic
+        /// How requests reach the network: the environment's proxies (the default, as before
+        /// this setting existed), none, or an HTTP, HTTPS or SOCKS5 proxy of the client's own,
+        /// with credentials and a bypass list (see ``HTTPClient/Proxy``). A malformed proxy fails
+        /// every request with ``ConveyorError/RouteFailureReason/invalidProxy(_:detail:)`` and
+        /// ``validate()`` reports it. The URLSession transport on Linux honours only
+        /// ``HTTPClient/Proxy/environment`` (corelibs ignores `connectionProxyDictionary`).
+        public var proxy: Proxy = .environment
+        /// A Unix domain socket that every request of the client is sent over instead of TCP
+        /// (`curl --unix-socket`): a local daemon such as Docker's `/var/run/docker.sock`, or a
+        /// sidecar. URLs keep their `http(s)` form (`http://localhost/v1.43/info`); the host
+        /// becomes the `Host` field and nothing else. nil (the default) connects as the URL
+        /// says. To reach a socket from some requests only, use an `http+unix` URL instead
+        /// (see ``HTTPClient/isUnixSocketURL(_:)``), whose cache keys also name the socket.
+        ///
+        /// Curl transport only: the URLSession transport refuses every request of such a client
+        /// with ``ConveyorError/RouteFailureReason/unsupportedByTransport(feature:transport:)``
+        /// before anything is sent. A path where nothing exists, or something other than a
+        /// socket, fails each request with ``ConveyorError/RouteFailureReason/socketNotFound(path:)``
+        /// or ``ConveyorError/RouteFailureReason/notASocket(path:)`` (checked per request, so
+        /// a daemon that starts later is found). Reachability is not monitored for such a client.
+        public var unixSocketPath: String?
+        /// Addresses used instead of DNS for some host and port pairs (`curl --resolve`): for
+        /// tests that send `api.example.com` to 127.0.0.1, and deployments pinned to known
+        /// addresses. TLS still verifies the URL's host name. Default none.
+        ///
+        /// Curl transport only: the URLSession transport cannot choose the address it connects
+        /// to without also changing the name TLS verifies, so it refuses every request of a
+        /// client with overrides (``ConveyorError/RouteFailureReason/unsupportedByTransport(feature:transport:)``).
+        /// A malformed entry fails every request with
+        /// ``ConveyorError/RouteFailureReason/invalidAddressOverride(_:detail:)``; ``validate()``
+        /// reports it when the configuration is made.
+        public var resolve: [AddressOverride] = []
+
         /// Which certificates the client trusts: custom authorities, public-key pins, and the
         /// development-only opt-out of validation. Default ``TLSConfiguration/default``.
         public var tls: TLSConfiguration = .default
@@ -114,6 +147,17 @@ extension HTTPClient {
 
         /// Creates a configuration with the defaults.
         public init() {}
+
+        /// Checks the settings a request would otherwise fail on — the route
+        /// (``proxy``, ``unixSocketPath``, ``resolve``) and whether the transport it picks can take it —
+        /// so that a service can refuse a bad configuration at start-up. A socket path is only
+        /// checked to be usable by the transport here; whether a socket exists there is checked
+        /// per request.
+        /// - Throws: ``ConveyorError/routeFailed(reason:)`` with the first problem found.
+        public func validate() throws(ConveyorError) {
+            let kind = TransportFactory.resolve(transport, sessionConfiguration: sessionConfiguration)
+            if let error = RouteSettings(self).configurationError(for: kind) { throw error }
+        }
 
         /// The defaults.
         public static var `default`: Configuration { Configuration() }

@@ -34,7 +34,16 @@ extension HTTPClient {
     /// Starts the base URL host's monitor, suspending the queue while it is unreachable when
     /// configured so (queued operations are kept, not failed).
     static func startReachability(for baseURL: URL, configuration: Configuration, queue: OperationQueue) -> NetworkReachabilityManager? {
-        guard configuration.monitorsReachability, let host = baseURL.host else { return nil }
+        // A Unix domain socket is local: no network decides whether it answers.
+        guard configuration.monitorsReachability, configuration.unixSocketPath == nil, !UnixSocketURL.isUnixSocket(baseURL),
+            var host = baseURL.host
+        else { return nil }
+        // With an address override for the base URL, that address is what requests reach.
+        if let override = configuration.resolve.first(where: { $0.problem == nil && $0.applies(to: baseURL) }),
+            let address = override.addresses.first.flatMap(AddressOverride.numericAddress)
+        {
+            host = address
+        }
         let manager = NetworkReachabilityManager(
             target: .host(host), probe: configuration.reachabilityProbe, events: configuration.reachabilityEvents
         )

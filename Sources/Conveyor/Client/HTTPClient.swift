@@ -186,13 +186,15 @@ open class HTTPClient: @unchecked Sendable {
 
     /// Resolves `path` against ``baseURL``.
     /// - Parameter path: A relative path (`"users/1"`), an absolute path (`"/v2/users"`), or a
-    ///   full `http(s)` URL (the only kind a client without a base URL takes).
+    ///   full `http(s)` URL (the only kind a client without a base URL takes) — or an
+    ///   `http+unix` one (see ``isUnixSocketURL(_:)``).
     /// - Returns: The absolute URL.
-    /// - Throws: ``ConveyorError/invalidURL(path:baseURL:)`` when the result is not an http(s) URL.
+    /// - Throws: ``ConveyorError/invalidURL(path:baseURL:)`` when the result is not an http(s)
+    ///   or http(s)+unix URL.
     open func url(for path: String) throws -> URL {
         if let url = resolvedURLs?.url(for: path) { return url }
         guard let url = pathResolver.map({ $0.resolve(path) }) ?? URL(string: path),
-            let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" || UnixSocketURL.schemes[scheme] != nil,
             let host = url.host, !host.isEmpty
         else {
             throw ConveyorError.invalidURL(path: path, baseURL: baseURL)

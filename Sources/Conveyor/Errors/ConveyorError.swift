@@ -75,6 +75,11 @@ public enum ConveyorError: Error, Sendable {
     /// length. Nothing was sent — or, for a file that changed during the upload, the body was
     /// cut short before its last byte, so the server never received a whole request.
     case bodyFileFailed(reason: BodyFileFailureReason)
+    /// The client's way to its servers — its proxy (``HTTPClient/Configuration/proxy``), Unix
+    /// domain socket (``HTTPClient/Configuration/unixSocketPath`` or an `http+unix` URL) or
+    /// address overrides (``HTTPClient/Configuration/resolve``) — is malformed, unusable, or
+    /// not one the transport can take. Nothing reached the server.
+    case routeFailed(reason: RouteFailureReason)
 
     /// Why a file could not be a request body.
     public enum BodyFileFailureReason: Sendable, CustomStringConvertible {
@@ -375,7 +380,7 @@ extension ConveyorError {
             return response
         case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
             .network, .serverTrustFailed, .invalidHeader, .invalidMethod, .credentialRefreshFailed, .streamFailed, .outboxFailed,
-            .bodyFileFailed, .requestAdaptationFailed:
+            .bodyFileFailed, .requestAdaptationFailed, .routeFailed:
             return nil
         }
     }
@@ -389,7 +394,7 @@ extension ConveyorError {
             return data
         case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
             .network, .redirectFailed, .responseTooLarge, .serverTrustFailed, .invalidHeader, .invalidMethod, .credentialRefreshFailed,
-            .streamFailed, .outboxFailed, .bodyFileFailed, .requestAdaptationFailed:
+            .streamFailed, .outboxFailed, .bodyFileFailed, .requestAdaptationFailed, .routeFailed:
             return nil
         }
     }
@@ -484,6 +489,8 @@ extension ConveyorError: CustomStringConvertible, CustomDebugStringConvertible, 
             return "Outbox failed: \(reason)."
         case .bodyFileFailed(let reason):
             return "Body file failed: \(reason)."
+        case .routeFailed(let reason):
+            return "Route failed: \(reason); nothing reached the server."
         case .invalidMethod(let method):
             return
                 "Invalid method \"\(Self.printable(method))\": not an HTTP token, so it could inject headers or a second request; nothing was sent."

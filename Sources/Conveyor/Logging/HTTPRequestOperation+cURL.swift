@@ -33,7 +33,12 @@ enum CURLCommand {
         } else if request.httpBodyStream != nil {
             parts.append("# <streamed body not shown>")
         }
-        parts.append(quote(redaction.url(request.url)))
+        // curl knows no http+unix URLs: the socket is its own option, the URL an http one.
+        if let url = request.url, let split = try? UnixSocketURL.split(url) {
+            parts += ["--unix-socket", quote(split.socketPath), quote(redaction.url(split.url))]
+        } else {
+            parts.append(quote(redaction.url(request.url)))
+        }
         return redaction.masked(parts.joined(separator: " "))
     }
 

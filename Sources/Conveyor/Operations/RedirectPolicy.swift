@@ -65,8 +65,11 @@ extension HTTPRequestOperation {
         let (policy, current, count) = mutableState.withLock { ($0.redirectPolicy, $0.transfer.currentRequest, $0.transfer.redirectCount) }
         guard policy.maximumRedirects > 0 else { return nil }
         let location = response.value(forHTTPHeaderField: "Location")
+        // A Unix socket is reached only from its own origin: a server on the network must not
+        // be able to send the client to a local daemon's socket (`/var/run/docker.sock`).
         guard let location, let target = URL(string: location, relativeTo: response.url)?.absoluteURL,
-            let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
+            let scheme = target.scheme?.lowercased(),
+            scheme == "http" || scheme == "https" || (UnixSocketURL.isUnixSocket(target) && Origin.same(current.url, target))
         else {
             throw ConveyorError.redirectFailed(reason: .invalidLocation(location, response: response.urlResponse))
         }

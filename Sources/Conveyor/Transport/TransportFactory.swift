@@ -46,7 +46,8 @@ enum TransportFactory {
             if kind == .curl {
                 switch library {
                 case .success(let library):
-                    let settings = CurlTransport.Settings(sessionConfiguration: session, tls: configuration.tls)
+                    let settings = CurlTransport.Settings(
+                        sessionConfiguration: session, tls: configuration.tls, route: RouteSettings(configuration), library: library)
                     return CurlTransport(library: library, settings: settings)
                 case .failure(let error):
                     note("libcurl could not be loaded (\(error)); using URLSession")
@@ -55,7 +56,7 @@ enum TransportFactory {
         #else
             if kind == .curl { note("the curl transport exists on Linux only; using URLSession") }
         #endif
-        return URLSessionTransport(configuration: session, tls: configuration.tls)
+        return URLSessionTransport(configuration: session, tls: configuration.tls, route: RouteSettings(configuration))
     }
 
     /// The URLSession transport's default connections per host on Linux: corelibs sets no

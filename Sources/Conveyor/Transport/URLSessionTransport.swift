@@ -31,6 +31,10 @@ final class URLSessionTransport: Transport {
     /// where their idle timer would run (see ``ConnectionAdmission``). Apple's URLSession
     /// multiplexes HTTP/2 far beyond that limit, so there requests go straight in.
     private let admission: ConnectionAdmission?
+    /// Why no request can be sent as configured: a malformed route, or one URLSession cannot
+    /// take (a Unix socket, address overrides). Refused rather than sent over TCP as if the
+    /// setting were not there.
+    private let routeError: ConveyorError?
 
     /// - Parameters:
     ///   - configuration: Copied; its `urlCache` is turned off because URLSession on Linux
@@ -40,7 +44,10 @@ final class URLSessionTransport: Transport {
     ///     URLSession on Linux asks no server-trust question and cannot turn validation off);
     ///     custom authorities and pins make every HTTPS request fail with
     ///     ``ConveyorError/serverTrustFailed(host:reason:)``.
-    init(configuration: URLSessionConfiguration, tls: TLSConfiguration = .default) {
+    ///   - route: The client's Unix socket and address overrides: URLSession can take neither,
+    ///     so either fails every request with ``ConveyorError/routeFailed(reason:)``.
+    init(configuration: URLSessionConfiguration, tls: TLSConfiguration = .default, route: RouteSettings = .direct) {
+        routeError = route.configurationError(for: .urlSession)
         let configuration = configuration.copy() as! URLSessionConfiguration
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -83,6 +90,13 @@ final class URLSessionTransport: Transport {
     }
 
     func startTask(for request: URLRequest, bodyFile: BodyFile.Snapshot?, delegate: any TransportTaskDelegate) -> any TransportTask {
+        if let routeError {
+            return RefusedTransportTask.refusing(routeError, delegate: delegate, on: session.delegateQueue)
+        }
+        if UnixSocketURL.isUnixSocket(request.url) {
+            let error = ConveyorError.routeFailed(reason: .unsupportedByTransport(feature: "a Unix domain socket", transport: .urlSession))
+            return RefusedTransportTask.refusing(error, delegate: delegate, on: session.delegateQueue)
+        }
         if let trustError, request.url?.scheme?.lowercased() == "https" {
             let error = ConveyorError.serverTrustFailed(host: request.url?.host ?? "the server", reason: trustError)
             return RefusedTransportTask.refusing(error, delegate: delegate, on: session.delegateQueue)

@@ -3,10 +3,13 @@ import Foundation
 import Synchronization
 
 /// An HTTPS server with a certificate from a throwaway certificate authority made for the
-/// test. `openssl` makes the CA and the server's certificate (for 127.0.0.1 and localhost);
+/// test. `openssl` makes the CA and the server's certificate (for 127.0.0.1, localhost and
+/// api.conveyor.test, a name only address overrides resolve);
 /// hypercorn (installed into `.build/tls-venv` on first use, like httpbin) serves it on a
 /// random loopback port with ALPN offering HTTP/2 and HTTP/1.1. Every request gets 200
-/// "secure" with `X-HTTP-Version` saying which protocol the server spoke. Stopped, and its
+/// "secure" with `X-HTTP-Version` saying which protocol the server spoke, and
+/// `X-Saw-Authorization` / `X-Saw-Proxy-Authorization` (`yes` or `no`) saying which credential
+/// fields arrived. Stopped, and its
 /// files removed, when released; it also stops by itself when the test process is gone.
 final class TLSTestServer: Sendable {
     struct SetupError: Error, CustomStringConvertible {
@@ -50,8 +53,10 @@ final class TLSTestServer: Sendable {
         self.directory = directory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = { (name: String) in directory.appendingPathComponent(name).path }
-        try Data("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n".utf8)
-            .write(to: directory.appendingPathComponent("leaf.ext"))
+        let extensions = [
+            "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:api.conveyor.test", "basicConstraints=CA:FALSE", "extendedKeyUsage=serverAuth",
+        ]
+        try Data((extensions.joined(separator: "\n") + "\n").utf8).write(to: directory.appendingPathComponent("leaf.ext"))
         let steps: [[String]] = [
             [
                 "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", path("ca.key"), "-out", path("ca.pem"), "-days", "2",
@@ -113,8 +118,12 @@ final class TLSTestServer: Sendable {
                     elif message["type"] == "lifespan.shutdown":
                         await send({"type": "lifespan.shutdown.complete"})
                         return
+            # Which credential fields reached the origin (the proxy tests read them).
+            names = {name.lower() for name, _ in scope.get("headers", [])}
+            saw = lambda name: b"yes" if name in names else b"no"
             await send({"type": "http.response.start", "status": 200, "headers": [
-                (b"content-type", b"text/plain"), (b"x-http-version", scope["http_version"].encode())]})
+                (b"content-type", b"text/plain"), (b"x-http-version", scope["http_version"].encode()),
+                (b"x-saw-authorization", saw(b"authorization")), (b"x-saw-proxy-authorization", saw(b"proxy-authorization"))]})
             await send({"type": "http.response.body", "body": b"secure"})
         async def orphaned():
             while os.getppid() == parent:

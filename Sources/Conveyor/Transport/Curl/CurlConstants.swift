@@ -47,6 +47,19 @@
         case resolverStartData = 10273
         case prereqFunction = 20312
         case prereqData = 10313
+        case unixSocketPath = 10231
+        case resolve = 10203
+        case proxy = 10004
+        case proxyAuth = 111
+        case proxyUserName = 10175
+        case proxyPassword = 10176
+        case noProxy = 10177
+        case headerOpt = 229
+        case proxyCAInfo = 10246
+        case proxyCAPath = 10247
+        case proxySSLVerifyPeer = 248
+        case proxySSLVerifyHost = 249
+        case proxyCAInfoBlob = 40310
     }
 
     /// The `curl_multi_setopt` options Conveyor uses.
@@ -66,6 +79,10 @@
         case connectTime = 0x600034
         case startTransferTime = 0x600036
         case appConnectTime = 0x600038
+        /// `CURLINFO_HTTP_CONNECTCODE`: the proxy's answer to `CONNECT`.
+        case httpConnectCode = 0x200016
+        /// `CURLINFO_PRIMARY_PORT`: the port of the last connection (the proxy's, through one).
+        case primaryPort = 0x200028
     }
 
     /// Other values from curl.h.
@@ -85,6 +102,11 @@
         static let authAnySafe = ~1  // every scheme but Basic
         static let errorBufferSize = 256
         static let blobCopy: UInt32 = 1
+        /// `CURLAUTH_BASIC | CURLAUTH_DIGEST`: libcurl asks the proxy which it takes (one round
+        /// trip) and answers with the configured credentials once.
+        static let authBasicOrDigest = 3
+        /// `CURLHEADER_SEPARATE`: the request's own headers never go into a `CONNECT`.
+        static let headerSeparate = 1
     }
 
     /// The `CURLcode` results Conveyor tells apart.
@@ -114,5 +136,6 @@
         case sslCACertBadFile = 77
         case sslPinnedPublicKeyNotMatch = 90
         case http2Stream = 92
+        case proxy = 97
     }
 #endif

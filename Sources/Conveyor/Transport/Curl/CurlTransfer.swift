@@ -18,7 +18,12 @@
         typealias Handle = CurlLibrary.Handle
 
         let request: URLRequest
+        /// The request's URL: responses, cookies and errors name it.
         let url: URL
+        /// The URL handed to libcurl: `url`, or for an `http+unix` URL its `http://localhost/…` form.
+        private let wireURL: URL
+        /// The Unix domain socket the request goes over; nil for TCP.
+        private let socketPath: String?
         let delegate: any TransportTaskDelegate
         private let bodySource: CurlRequestBody.Source?
         private let settings: CurlTransport.Settings
@@ -70,10 +75,12 @@
 
         init(
             request: URLRequest, bodyFile: OpenBodyFile?, delegate: any TransportTaskDelegate, settings: CurlTransport.Settings,
-            library: CurlLibrary
+            library: CurlLibrary, socketTarget: (url: URL, socketPath: String)? = nil
         ) {
             self.request = request
             self.url = request.url ?? URL(fileURLWithPath: "/")
+            self.wireURL = socketTarget?.url ?? url
+            self.socketPath = socketTarget?.socketPath
             self.delegate = delegate
             self.settings = settings
             self.library = library
@@ -130,7 +137,7 @@
             let curl = library
             let userData = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
             let method = (request.httpMethod ?? "GET").uppercased()
-            guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            guard let scheme = wireURL.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
                 return URLError(.unsupportedURL, userInfo: [NSURLErrorFailingURLErrorKey: url])
             }
             if scheme == "https", let error = settings.trustError {
@@ -161,7 +168,8 @@
                 curl.setOption(handle, .sockoptData, pointer: userData)
                 delegate.transportAwaitsConnection()
             }
-            curl.setOption(handle, .url, url.absoluteString)
+            curl.setOption(handle, .url, wireURL.absoluteString)
+            settings.applyRoute(to: handle, socketPath: socketPath, library: curl)
             if CurlTransport.verbose { curl.setOption(handle, .verbose, 1) }
             if fresh { curl.setOption(handle, .freshConnect, 1) }
             curl.setOption(handle, .noSignal, 1)
@@ -363,6 +371,10 @@
                 return .finished
             }
             delegate.transportDidCollect(metrics: metrics(of: handle))
+            if let error = proxyFailure(code: code, handle: handle, held: held?.response) {
+                complete(response: nil, error: error)
+                return .finished
+            }
             if code == CurlCode.ok.rawValue, let held {
                 if prepareAnswer(to: held.response, head: held.head) { return .resend }
                 delegate.transportDidReceive(response: held.response)
@@ -408,6 +420,30 @@
             }
         }
 
+        /// The typed error of a proxy that refused the request: a `407` to a forwarded request or
+        /// to `CONNECT` (libcurl already answered a challenge once when credentials are
+        /// configured), or a broken SOCKS handshake; nil otherwise.
+        private func proxyFailure(code: Int32, handle: Handle, held: HTTPResponseHead?) -> ConveyorError? {
+            let proxy = settings.route.proxy
+            let name = proxy.server?.description ?? "from the environment"
+            // A 407 to CONNECT is the proxy's. A 407 response to a forwarded request is the
+            // proxy's when the connection went to the client's own proxy (its port: libcurl does
+            // not say whether a proxy was used); one from an origin reached directly, or through
+            // the environment's proxy, stays an HTTP status as before.
+            let forwardedRefusal =
+                code == CurlCode.ok.rawValue && held?.statusCode == 407 && socketPath == nil
+                && proxy.server.map { library.info(handle, long: .primaryPort) == $0.port } == true
+            let refused = forwardedRefusal || library.info(handle, long: .httpConnectCode) == 407
+            if refused {
+                return .routeFailed(reason: .proxyAuthenticationFailed(proxy: name, credentialsSent: proxy.credentials != nil))
+            }
+            if code == CurlCode.proxy.rawValue {
+                let text = String(cString: errorBuffer)
+                return .routeFailed(reason: .proxyHandshakeFailed(proxy: name, detail: text.isEmpty ? library.describe(code) : text))
+            }
+            return nil
+        }
+
         /// Fails the transfer without libcurl (before it started, or when it could not start).
         func fail(_ error: any Error) {
             complete(response: nil, error: error)
@@ -429,7 +465,9 @@
         /// with the credential it chose.
         private func prepareAnswer(to response: HTTPResponseHead, head: CurlResponseHead) -> Bool {
             let isProxy = response.statusCode == 407
-            guard
+            // A proxy's credentials come from Configuration.proxy alone (libcurl answers with
+            // them): the operation's credentials belong to the origin and are never offered to it.
+            guard !isProxy,
                 let challengeLine = head.values(of: isProxy ? "Proxy-Authenticate" : "WWW-Authenticate").first(
                     where: CurlChallenge.isAnswerable)
             else { return false }
@@ -465,7 +503,7 @@
             case 30: version = "HTTP/3"
             default: version = "HTTP/1.1"
             }
-            let secure = url.scheme?.lowercased() == "https"
+            let secure = wireURL.scheme?.lowercased() == "https"
             let reused = library.info(handle, long: .numConnects) == 0
             // libcurl reports a reused connection's phases as 0 or as tiny leftovers; make them 0
             // and keep the rest in order, as the type promises.

@@ -16,7 +16,7 @@
     final class CurlTransport: Transport {
         /// Used by operations that were not created by a client.
         static let shared: CurlTransport? = (try? CurlLibrary.shared.get()).map {
-            CurlTransport(library: $0, settings: Settings(sessionConfiguration: .default, tls: .default))
+            CurlTransport(library: $0, settings: Settings(sessionConfiguration: .default, tls: .default, route: .direct, library: $0))
         }
 
         let library: CurlLibrary
@@ -33,11 +33,23 @@
             loop = CurlMultiLoop(library: library, maximumConnectionsPerHost: settings.maximumConnectionsPerHost)
             // The session's additional credential headers are masked while the transport lives.
             SentSecrets.shared.pin(SentSecrets.values(ofHeaders: settings.additionalHeaders))
+            SentSecrets.shared.pin(settings.proxySecrets)
         }
 
         func startTask(for request: URLRequest, bodyFile: BodyFile.Snapshot?, delegate: any TransportTaskDelegate) -> any TransportTask {
             if let name = settings.invalidAdditionalHeader {
                 return RefusedTransportTask.refusing(.invalidHeader(name: name), delegate: delegate)
+            }
+            if let error = settings.route.malformed {
+                return RefusedTransportTask.refusing(error, delegate: delegate)
+            }
+            // The socket is looked at here, on the caller's thread, per request: a missing one is
+            // a typed error before anything is sent, not libcurl's "couldn't connect".
+            let socketTarget: (url: URL, socketPath: String)?
+            do {
+                socketTarget = try request.url.flatMap { url throws(ConveyorError) in try settings.route.socketTarget(for: url) }
+            } catch {
+                return RefusedTransportTask.refusing(error, delegate: delegate)
             }
             var request = request
             var delegate = delegate
@@ -53,7 +65,8 @@
             } catch {
                 return RefusedTransportTask.refusing(error, delegate: delegate)
             }
-            let transfer = CurlTransfer(request: request, bodyFile: openFile, delegate: delegate, settings: settings, library: library)
+            let transfer = CurlTransfer(
+                request: request, bodyFile: openFile, delegate: delegate, settings: settings, library: library, socketTarget: socketTarget)
             loop.start(transfer)
             return CurlTransportTask(transfer: transfer, loop: loop)
         }
@@ -68,6 +81,7 @@
         deinit {
             invalidate()
             SentSecrets.shared.unpin(SentSecrets.values(ofHeaders: settings.additionalHeaders))
+            SentSecrets.shared.unpin(settings.proxySecrets)
         }
     }
 
@@ -96,8 +110,16 @@
             let authorities: Data?
             /// Why no HTTPS request can be trusted (a bad pin, an unreadable CA file), if so.
             let trustError: String?
+            /// The Unix socket and address overrides.
+            let route: RouteSettings
+            /// The address overrides as libcurl's `CURLOPT_RESOLVE` list, nil without any.
+            let resolveList: CurlStringList?
 
-            init(sessionConfiguration: URLSessionConfiguration, tls: TLSConfiguration) {
+            init(sessionConfiguration: URLSessionConfiguration, tls: TLSConfiguration, route: RouteSettings, library: CurlLibrary) {
+                self.route = route
+                resolveList =
+                    route.addressOverrides.isEmpty || route.malformed != nil
+                    ? nil : CurlStringList(route.addressOverrides.map(\.curlEntry), library: library)
                 cookies = TransportCookies(sessionConfiguration)
                 var headers: [String: String] = [:]
                 for (name, value) in sessionConfiguration.httpAdditionalHeaders ?? [:] {
@@ -123,6 +145,57 @@
                 self.trustError = trustError
             }
 
+            /// Sets the route options of `handle`: the Unix socket a request goes over (nil for
+            /// TCP) and the address overrides. Set on every request, as a reused handle keeps them.
+            func applyRoute(to handle: CurlLibrary.Handle, socketPath: String?, library: CurlLibrary) {
+                library.setOption(handle, .unixSocketPath, socketPath)
+                // libcurl reads the list when the transfer starts, into the multi handle's DNS
+                // cache; the list itself lives as long as these settings.
+                library.setOption(handle, .resolve, pointer: resolveList.map { UnsafeRawPointer($0.head) })
+                // The request's own headers (its Authorization, cookies) never go to a proxy in a
+                // CONNECT: they travel inside the tunnel (libcurl's default since 7.42.1, set anyway).
+                library.setOption(handle, .headerOpt, CurlConstant.headerSeparate)
+                let proxy = route.proxy
+                // A socket is local: no proxy stands between the client and it. An empty
+                // CURLOPT_PROXY turns the environment's proxy off; NULL lets libcurl read it.
+                guard socketPath == nil, !proxy.isNone else {
+                    library.setOption(handle, .proxy, "")
+                    return
+                }
+                guard let server = proxy.server else { return }
+                library.setOption(handle, .proxy, server.description)
+                library.setOption(handle, .noProxy, proxy.noProxyList)
+                if let credentials = proxy.credentials {
+                    library.setOption(handle, .proxyUserName, credentials.user)
+                    library.setOption(handle, .proxyPassword, credentials.password)
+                    if server.kind != .socks5 { library.setOption(handle, .proxyAuth, CurlConstant.authBasicOrDigest) }
+                }
+                if server.kind == .https {
+                    // The proxy's certificate is checked like an origin's: the same authorities
+                    // and switch (pins name origins' keys, so they are not applied to the proxy).
+                    if tls.allowsInvalidCertificates {
+                        library.setOption(handle, .proxySSLVerifyPeer, 0)
+                        library.setOption(handle, .proxySSLVerifyHost, 0)
+                    }
+                    if !tls.trustsSystemCertificateAuthorities {
+                        library.setOption(handle, .proxyCAInfo, nil)
+                        library.setOption(handle, .proxyCAPath, nil)
+                    }
+                    if var authorities {
+                        authorities.withUnsafeMutableBytes { bytes in
+                            var blob = conveyor_curl_blob(data: bytes.baseAddress, len: bytes.count, flags: CurlConstant.blobCopy)
+                            library.setOption(handle, .proxyCAInfoBlob, pointer: &blob)
+                        }
+                    }
+                }
+            }
+
+            /// The proxy's credential values, masked (``SentSecrets``) while the transport lives.
+            var proxySecrets: [String] {
+                guard let credentials = route.proxy.credentials else { return [] }
+                return SentSecrets.basicParts(user: credentials.user, password: credentials.password)
+            }
+
             /// Sets the TLS options of `handle`.
             func applyTLS(to handle: CurlLibrary.Handle, library: CurlLibrary) {
                 if tls.allowsInvalidCertificates {
@@ -145,5 +218,29 @@
                 }
             }
         }
+    }
+
+    /// A `curl_slist` that libcurl reads but does not copy, freed with its owner.
+    final class CurlStringList: Sendable {
+        // Sendable: the list is built in init and never changed; libcurl only reads it.
+        nonisolated(unsafe) let head: CurlLibrary.Handle
+        private let library: CurlLibrary
+
+        /// nil when `lines` is empty (libcurl's empty list is a null pointer) or memory ran out.
+        init?(_ lines: [String], library: CurlLibrary) {
+            var list: CurlLibrary.Handle?
+            for line in lines {
+                guard let appended = line.withCString({ library.slistAppend(list, $0) }) else {
+                    library.slistFreeAll(list)
+                    return nil
+                }
+                list = appended
+            }
+            guard let list else { return nil }
+            head = list
+            self.library = library
+        }
+
+        deinit { library.slistFreeAll(head) }
     }
 #endif
