@@ -30,10 +30,13 @@ public final class ImageCache: Sendable {
         self.purgedCost = min(purgedCost, costLimit)
         storage = LRUCache()
         #if canImport(UIKit) && !os(watchOS)
-            let storage = storage
-            NotificationCenter.default.addObserver(forName: UIApplication.didReceiveMemoryWarningNotification, object: nil, queue: nil) {
-                _ in
-                storage.removeAll()
+            // The center keeps the observer (a few bytes) for the process's life; the storage is
+            // held weakly, so a cache that is released does not live on in it. The token is not
+            // kept: corelibs' `addObserver` is not discardable, Apple's imported one is.
+            _ = NotificationCenter.default.addObserver(
+                forName: UIApplication.didReceiveMemoryWarningNotification, object: nil, queue: nil
+            ) { [weak storage] _ in
+                storage?.removeAll()
             }
         #endif
     }
