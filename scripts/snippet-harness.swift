@@ -30,7 +30,7 @@ let path = "/tmp/download.bin"
 // MARK: avatarURL
 let avatarURL = URL(string: "http://127.0.0.1:8080/image/png")!
 // MARK: placeholder
-let placeholder: Image? = nil
+let placeholder: EncodedImage? = nil
 // MARK: token
 let token = "token"
 // MARK: query
@@ -65,7 +65,7 @@ final class Spinner: @unchecked Sendable {
 let spinner = Spinner()
 // MARK: AvatarView
 final class AvatarView: ImageDisplaying, @unchecked Sendable {
-    var image: Image?
+    var image: EncodedImage?
 }
 // MARK: avatarView
 var avatarView: AvatarView { AvatarView() }  // computed: the snippet may declare a non-Sendable AvatarView

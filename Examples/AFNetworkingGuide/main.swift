@@ -25,7 +25,7 @@ if CommandLine.arguments.contains("--help") || CommandLine.arguments.contains("-
 final class ConsoleImageView: ImageDisplaying, @unchecked Sendable {
     // @unchecked Sendable: `image` is touched only on the downloader's callback queue, as
     // ImageDisplaying documents; the example reads it after that queue has set it.
-    var image: Image?
+    var image: EncodedImage?
 }
 
 /// Notes taken from callbacks.
@@ -112,9 +112,9 @@ print("multipart upload: HTTP \(uploaded)")
 
 // [imageView setImageWithURL:[NSURL URLWithString:@"…/image.png"] placeholderImage:[UIImage imageNamed:@"placeholder"]];
 let imageView = ConsoleImageView()
-let placeholder = try Image(data: SampleImages.gif)
+let placeholder = try EncodedImage(data: SampleImages.gif)
 let imageURL = try client.url(for: "image/png")
-let shown: Image = await withCheckedContinuation { continuation in
+let shown: EncodedImage = await withCheckedContinuation { continuation in
     imageView.setImage(with: imageURL, placeholder: placeholder) { result in
         guard case .success(let image) = result else { fail("image: \(result)") }
         continuation.resume(returning: image)

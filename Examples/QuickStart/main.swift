@@ -145,7 +145,7 @@ let second = try await feed.response(method: .get, path: "cache/60")
 print("cache: \(first.source), then \(second.source)")  // .network, .cache, .revalidatedCache (a 304) or .staleOnError
 
 // MARK: Images
-final class AvatarView: ImageDisplaying { var image: Image? }  // UIImageView works the same
+final class AvatarView: ImageDisplaying { var image: EncodedImage? }  // UIImageView works the same
 let avatarView = AvatarView()
 let shown = await withCheckedContinuation { (done: CheckedContinuation<String, Never>) in
     avatarView.setImage(with: baseURL.appendingPathComponent("image/jpeg"), placeholder: nil) { result in  // a new call cancels the old one

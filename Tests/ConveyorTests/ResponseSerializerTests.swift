@@ -187,7 +187,7 @@ struct ResponseSerializerTests {
                 request: try client.request(method: .get, path: "image/png"),
                 processing: { image in
                     ranOnCallbackQueue.set(probe.isCurrent ? 1 : 0, 0)
-                    return try Image(data: SampleImages.gif)
+                    return try EncodedImage(data: SampleImages.gif)
                 })
             probe.attach(to: operation)
             client.enqueue(operation)
@@ -201,15 +201,15 @@ struct ResponseSerializerTests {
     func headerEdgeCases() throws {
         var vp8x = Data("RIFF".utf8) + Data([0, 0, 0, 0]) + Data("WEBPVP8X".utf8) + Data([10, 0, 0, 0]) + Data([0, 0, 0, 0])
         vp8x += Data([0x3F, 0x01, 0x00, 0xC7, 0x00, 0x00])  // 320 x 200
-        let webp = try Image(data: vp8x)
+        let webp = try EncodedImage(data: vp8x)
         #expect(webp.format == .webp && webp.pixelWidth == 320 && webp.pixelHeight == 200)
         var tiff = Data([0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 8, 0, 2])
         tiff += Data([0x01, 0x00, 0x00, 0x03, 0, 0, 0, 1, 0x02, 0x80, 0, 0])  // width SHORT 640
         tiff += Data([0x01, 0x01, 0x00, 0x04, 0, 0, 0, 1, 0, 0, 0x01, 0xE0])  // height LONG 480
-        let big = try Image(data: tiff)
+        let big = try EncodedImage(data: tiff)
         #expect(big.format == .tiff && big.pixelWidth == 640 && big.pixelHeight == 480)
-        #expect(throws: ResponseSerializationError.self) { try Image(data: SampleImages.png.prefix(20)) }
-        #expect(throws: ResponseSerializationError.self) { try Image(data: Data("GIF89a".utf8)) }
+        #expect(throws: ResponseSerializationError.self) { try EncodedImage(data: SampleImages.png.prefix(20)) }
+        #expect(throws: ResponseSerializationError.self) { try EncodedImage(data: Data("GIF89a".utf8)) }
     }
 
     @Test("The compound serializer uses the first serializer that accepts the content type")

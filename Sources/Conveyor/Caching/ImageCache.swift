@@ -15,7 +15,7 @@ public final class ImageCache: Sendable {
     /// The cache image downloads use by default.
     public static let shared = ImageCache()
 
-    private let storage: LRUCache<String, Image>
+    private let storage: LRUCache<String, EncodedImage>
     /// The cost past which the cache purges.
     public let costLimit: Int
     /// The cost a purge trims down to.
@@ -30,10 +30,13 @@ public final class ImageCache: Sendable {
         self.purgedCost = min(purgedCost, costLimit)
         storage = LRUCache()
         #if canImport(UIKit) && !os(watchOS)
-            let storage = storage
-            NotificationCenter.default.addObserver(forName: UIApplication.didReceiveMemoryWarningNotification, object: nil, queue: nil) {
-                _ in
-                storage.removeAll()
+            // The center keeps the observer (a few bytes) for the process's life; the storage is
+            // held weakly, so a cache that is released does not live on in it. The token is not
+            // kept: corelibs' `addObserver` is not discardable, Apple's imported one is.
+            _ = NotificationCenter.default.addObserver(
+                forName: UIApplication.didReceiveMemoryWarningNotification, object: nil, queue: nil
+            ) { [weak storage] _ in
+                storage?.removeAll()
             }
         #endif
     }
@@ -47,7 +50,7 @@ public final class ImageCache: Sendable {
     ///   - url: The image's URL.
     ///   - processingIdentifier: Which processed variant; nil for the original.
     /// - Returns: The image, or nil.
-    public func image(for url: URL, processingIdentifier: String? = nil) -> Image? {
+    public func image(for url: URL, processingIdentifier: String? = nil) -> EncodedImage? {
         storage.value(forKey: Self.key(url, processingIdentifier))
     }
 
@@ -56,7 +59,7 @@ public final class ImageCache: Sendable {
     ///   - image: The image.
     ///   - url: Its URL.
     ///   - processingIdentifier: Which processed variant; nil for the original.
-    public func setImage(_ image: Image, for url: URL, processingIdentifier: String? = nil) {
+    public func setImage(_ image: EncodedImage, for url: URL, processingIdentifier: String? = nil) {
         storage.setValue(image, forKey: Self.key(url, processingIdentifier), cost: image.decodedByteCount)
         if storage.totalCost > costLimit { storage.trim(toCost: purgedCost) }
     }

@@ -145,3 +145,8 @@ extension ImageDownloader {
         fatalError("unavailable")
     }
 }
+
+/// Renamed ``EncodedImage`` in 0.4, so that `Image` is SwiftUI's in a file importing both
+/// modules (an unavailable name does not make SwiftUI's ambiguous).
+@available(*, unavailable, renamed: "EncodedImage")
+public typealias Image = EncodedImage

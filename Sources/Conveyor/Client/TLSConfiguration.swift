@@ -2,11 +2,12 @@ import Foundation
 
 /// How a client decides whether to trust a server's certificate.
 ///
-/// The defaults trust the system's certificate authorities and nothing else. On Linux,
-/// custom authorities, pinning and ``allowsInvalidCertificates`` are honoured by the curl
-/// transport (``HTTPClient/TransportKind/curl``, which `.automatic` picks there); corelibs
-/// URLSession offers no way to change certificate validation, so a client that asks for
-/// custom authorities or pins on the URLSession transport fails every HTTPS request with
+/// The defaults trust the system's certificate authorities and nothing else. Custom
+/// authorities, pinning and ``allowsInvalidCertificates`` are honoured by the curl transport
+/// (``HTTPClient/TransportKind/curl``, which `.automatic` picks on Linux) and by URLSession on
+/// Apple platforms (with the Security framework), with the same rules. corelibs URLSession on
+/// Linux offers no way to change certificate validation, so a client that asks for custom
+/// authorities or pins on the URLSession transport there fails every HTTPS request with
 /// ``ConveyorError/serverTrustFailed(host:reason:)`` rather than silently not checking.
 ///
 /// ```swift
@@ -47,7 +48,7 @@ public struct TLSConfiguration: Sendable, Equatable {
     public static var `default`: TLSConfiguration { TLSConfiguration() }
 
     /// Whether this asks for anything beyond the platform's own validation (which only the
-    /// curl transport can do on Linux).
+    /// curl transport can do on Linux; URLSession can on Apple platforms).
     var customizesTrust: Bool {
         !certificateAuthorities.isEmpty || !trustsSystemCertificateAuthorities || !pinnedPublicKeyHashes.isEmpty
     }

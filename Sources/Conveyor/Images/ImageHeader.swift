@@ -3,12 +3,12 @@ import Foundation
 /// Reads an image's format and pixel size from its first bytes, without decoding it.
 enum ImageHeader {
     struct Info: Equatable {
-        let format: Image.Format
+        let format: EncodedImage.Format
         let width: Int
         let height: Int
     }
 
-    static func format(of data: Data) -> Image.Format? {
+    static func format(of data: Data) -> EncodedImage.Format? {
         let bytes = [UInt8](data.prefix(16))
         func starts(_ prefix: [UInt8]) -> Bool { bytes.starts(with: prefix) }
         if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }

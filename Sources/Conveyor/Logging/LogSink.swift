@@ -1,10 +1,6 @@
 import ConveyorLocking
 import Foundation
 
-#if canImport(os)
-    import os
-#endif
-
 /// Where ``NetworkLogger`` writes. An entry is one or more whole lines; the logger hands each
 /// entry to its sink from one serial queue, so entries never interleave.
 public protocol LogSink: Sendable {
@@ -101,34 +97,6 @@ public final class FileLogSink: LogSink {
     }
 }
 
-#if canImport(os)
-    /// Writes entries to the unified log with `os.Logger` (Apple platforms).
-    @available(macOS 11.0, iOS 14.0, tvOS 14.0, watchOS 7.0, *)
-    public struct OSLogSink: LogSink {
-        private let logger: os.Logger
-
-        /// Creates the sink.
-        /// - Parameters:
-        ///   - subsystem: The subsystem, usually your bundle identifier.
-        ///   - category: The category; default `network`.
-        public init(subsystem: String, category: String = "network") {
-            logger = os.Logger(subsystem: subsystem, category: category)
-        }
-
-        /// Logs the entry at the matching `OSLogType`; entries are already redacted, so public.
-        public func write(_ entry: String, level: NetworkLogger.Level) {
-            let type: OSLogType =
-                switch level {
-                case .debug: .debug
-                case .info: .info
-                case .warn: .default
-                case .error, .off: .error
-                }
-            logger.log(level: type, "\(entry, privacy: .public)")
-        }
-    }
-#endif
-
 // Every built-in sink has the same shorthand: `logger.sink = .standardError`, `.closure { … }`,
 // `.file(url)`, `.osLog(subsystem:)`.
 
@@ -157,17 +125,3 @@ extension LogSink where Self == FileLogSink {
         FileLogSink(url: url, maximumBytes: maximumBytes, maximumFiles: maximumFiles)
     }
 }
-
-#if canImport(os)
-    @available(macOS 11.0, iOS 14.0, tvOS 14.0, watchOS 7.0, *)
-    extension LogSink where Self == OSLogSink {
-        /// The unified log (Apple platforms).
-        /// - Parameters:
-        ///   - subsystem: The subsystem, usually your bundle identifier.
-        ///   - category: The category; default `network`.
-        /// - Returns: The sink.
-        public static func osLog(subsystem: String, category: String = "network") -> OSLogSink {
-            OSLogSink(subsystem: subsystem, category: category)
-        }
-    }
-#endif

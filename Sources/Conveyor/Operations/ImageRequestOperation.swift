@@ -11,7 +11,7 @@ open class ImageRequestOperation: HTTPRequestOperation, @unchecked Sendable {
     // which the base class keeps behind its Mutex.
 
     /// Turns the downloaded image into the one delivered (resize, decode, filter).
-    public typealias Processing = @Sendable (Image) throws -> Image
+    public typealias Processing = @Sendable (EncodedImage) throws -> EncodedImage
 
     /// Creates the operation with an ``ImageResponseSerializer``.
     /// - Parameter request: The request.
@@ -31,13 +31,13 @@ open class ImageRequestOperation: HTTPRequestOperation, @unchecked Sendable {
 
     /// `image/*`.
     open override class var processableContentTypes: Set<String> { ["image/*"] }
-    /// The extensions of the formats ``Image`` recognises.
+    /// The extensions of the formats ``EncodedImage`` recognises.
     open override class var processablePathExtensions: Set<String> {
         ["png", "jpg", "jpeg", "jpe", "gif", "webp", "bmp", "tif", "tiff", "ico", "cur"]
     }
 
     /// The (processed) image; nil until the operation succeeded.
-    public var responseImage: Image? { responseObject as? Image }
+    public var responseImage: EncodedImage? { responseObject as? EncodedImage }
 }
 
 /// An ``ImageResponseSerializer`` followed by a processing block.
@@ -47,7 +47,7 @@ struct ProcessingImageSerializer: ResponseSerializer {
 
     var acceptableContentTypes: Set<String>? { base.acceptableContentTypes }
 
-    func serialize(request: URLRequest, response: HTTPResponseHead, data: Data) throws -> Image {
+    func serialize(request: URLRequest, response: HTTPResponseHead, data: Data) throws -> EncodedImage {
         try processing(try base.serialize(request: request, response: response, data: data))
     }
 }

@@ -5,8 +5,9 @@ import Foundation
 /// grow: `domainLookup ≤ connect ≤ secureConnection ≤ firstByte ≤ lastByte`. A reused connection
 /// shows its lookup and connect times as 0.
 ///
-/// Reported by the curl transport (from libcurl's `CURLINFO_*_TIME_T`); corelibs URLSession
-/// on Linux reports no task metrics, so with it ``OperationMetrics/transfer`` is nil.
+/// Reported by the curl transport (from libcurl's `CURLINFO_*_TIME_T`) and by URLSession on
+/// Apple platforms (from `URLSessionTaskMetrics`, the last network transaction). corelibs
+/// URLSession on Linux never delivers task metrics, so with it ``OperationMetrics/transfer`` is nil.
 public struct TransferMetrics: Sendable, Equatable {
     /// Until the host name was resolved.
     public let domainLookup: TimeInterval

@@ -12,7 +12,9 @@ extension Notification.Name {
 /// On Linux it listens to the kernel's routing events on a netlink socket (one shared socket
 /// for all managers; polling every ``pollingInterval`` where netlink is unavailable) and
 /// decides from the interfaces and the route toward the host; on Apple platforms it uses
-/// `NWPathMonitor`. The first status is delivered right after ``startMonitoring(queue:onChange:)``.
+/// `NWPathMonitor`, whose path is the device's, not the host's (loopback targets are reachable
+/// on both; the Reachability article lists the differences). The first status is delivered
+/// right after ``startMonitoring(queue:onChange:)``.
 public final class NetworkReachabilityManager: Sendable {
     // Sendable, checked by the compiler: all mutable state is in `state`, behind one Mutex.
 

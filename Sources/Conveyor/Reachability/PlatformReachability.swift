@@ -1,9 +1,4 @@
-import ConveyorLocking
 import Foundation
-
-#if canImport(Network)
-    import Network
-#endif
 
 /// The probe and event source each platform uses by default.
 enum PlatformReachability {
@@ -34,45 +29,3 @@ struct UnknownReachability: ReachabilityProbe, ReachabilityEventSource {
     func subscribe(_ handler: @escaping @Sendable () -> Void) -> UUID { UUID() }
     func unsubscribe(_ token: UUID) {}
 }
-
-#if canImport(Network)
-    /// `NWPathMonitor` as both probe and event source (Apple platforms). The path is the device's
-    /// overall one: a host-specific answer would need a connection attempt.
-    final class PathMonitorReachability: ReachabilityProbe, ReachabilityEventSource, @unchecked Sendable {
-        // @unchecked Sendable: the latest path and the subscribers are behind one Mutex; the
-        // monitor is thread-safe.
-        static let shared = PathMonitorReachability()
-
-        private let monitor = NWPathMonitor()
-        private let state = Lock<(status: NetworkReachabilityManager.Status, subscribers: [UUID: @Sendable () -> Void])>((.unknown, [:]))
-
-        private init() {
-            monitor.pathUpdateHandler = { [weak self] path in
-                guard let self else { return }
-                let status: NetworkReachabilityManager.Status =
-                    path.status == .satisfied
-                    ? .reachable(
-                        path.usesInterfaceType(.cellular) ? .cellular : path.usesInterfaceType(.loopback) ? .loopback : .ethernetOrWiFi)
-                    : .notReachable
-                let handlers = self.state.withLock { state -> [@Sendable () -> Void] in
-                    state.status = status
-                    return Array(state.subscribers.values)
-                }
-                handlers.forEach { $0() }
-            }
-            monitor.start(queue: DispatchQueue(label: "org.conveyor.path-monitor"))
-        }
-
-        func status(for target: NetworkReachabilityManager.Target) -> NetworkReachabilityManager.Status {
-            state.withLock { $0.status }
-        }
-
-        func subscribe(_ handler: @escaping @Sendable () -> Void) -> UUID {
-            let token = UUID()
-            state.withLock { $0.subscribers[token] = handler }
-            return token
-        }
-
-        func unsubscribe(_ token: UUID) { state.withLock { _ = $0.subscribers.removeValue(forKey: token) } }
-    }
-#endif

@@ -33,10 +33,14 @@ public enum CharsetDecoder {
             return text
         }
         #if canImport(Darwin)
-            let cfEncoding = CFStringConvertIANACharSetNameToEncoding(charset as CFString)
-            if cfEncoding != kCFStringEncodingInvalidId {
+            // The alias table first (`x-sjis` is `shift_jis`, `ks_c_5601-1987` is `cp949`), as
+            // iconv gets it below; then the name as sent, which CoreFoundation may know itself.
+            for candidate in [name, charset] {
+                let cfEncoding = CFStringConvertIANACharSetNameToEncoding(candidate as CFString)
+                guard cfEncoding != kCFStringEncodingInvalidId else { continue }
                 let encoding = String.Encoding(rawValue: CFStringConvertEncodingToNSStringEncoding(cfEncoding))
                 if let text = String(data: data, encoding: encoding) { return text }
+                throw ResponseSerializationError.invalidText(charset: charset)
             }
         #endif
         #if canImport(Glibc)

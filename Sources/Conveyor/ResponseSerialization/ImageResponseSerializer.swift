@@ -4,7 +4,7 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// Recognises the body as an ``Image`` (format and pixel size from the header).
+/// Recognises the body as an ``EncodedImage`` (format and pixel size from the header).
 ///
 /// A body that is no recognised image, or an image of another format than a specific
 /// `Content-Type` claims (`image/png` carrying JPEG bytes), is an error.
@@ -20,11 +20,11 @@ public struct ImageResponseSerializer: ResponseSerializer {
 
     /// Recognises `data`.
     /// - Throws: ``ResponseSerializationError/notAnImage(claimed:detected:)``.
-    public func serialize(request: URLRequest, response: HTTPResponseHead, data: Data) throws -> Image {
+    public func serialize(request: URLRequest, response: HTTPResponseHead, data: Data) throws -> EncodedImage {
         let claimed = response.mimeType
-        let image: Image
-        do { image = try Image(data: data) } catch { throw ResponseSerializationError.notAnImage(claimed: claimed, detected: nil) }
-        if let claimed, let claimedFormat = Image.Format(mimeType: claimed), claimedFormat != image.format {
+        let image: EncodedImage
+        do { image = try EncodedImage(data: data) } catch { throw ResponseSerializationError.notAnImage(claimed: claimed, detected: nil) }
+        if let claimed, let claimedFormat = EncodedImage.Format(mimeType: claimed), claimedFormat != image.format {
             throw ResponseSerializationError.notAnImage(claimed: claimed, detected: image.format.rawValue)
         }
         return image
@@ -32,6 +32,6 @@ public struct ImageResponseSerializer: ResponseSerializer {
 }
 
 extension ResponseSerializer where Self == ImageResponseSerializer {
-    /// An ``Image`` recognised from the body.
+    /// An ``EncodedImage`` recognised from the body.
     public static var image: ImageResponseSerializer { ImageResponseSerializer() }
 }

@@ -4,6 +4,9 @@ import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
+#if canImport(Security)
+    import Security
+#endif
 
 /// The one delegate of a ``URLSessionTransport``'s session. It looks up the
 /// ``TransportTaskDelegate`` of each task by identifier and forwards the event.
@@ -11,15 +14,20 @@ import Foundation
 /// Every delegate method is implemented in this class, the one that declares the conformance:
 /// corelibs Foundation does not find methods that live in extensions or superclasses.
 final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable {
-    // Sendable, checked by the compiler: the only mutable state is `delegates`, behind one Mutex.
-    private let delegates = Lock<[Int: any TransportTaskDelegate]>([:])
-    /// Whether server trust challenges are accepted whatever the certificate (Apple platforms).
-    let allowsInvalidCertificates: Bool
+    private struct State {
+        var delegates: [Int: any TransportTaskDelegate] = [:]
+        /// Why a task's server was not trusted (Apple platforms), reported when it completes.
+        var trustFailures: [Int: String] = [:]
+    }
+    // Sendable, checked by the compiler: the only mutable state is `state`, behind one Mutex.
+    private let state = Lock(State())
+    /// How server-trust challenges are answered (Apple platforms; corelibs never asks).
+    let trustPolicy: ServerTrustPolicy
     /// Where the cookies of each response head go.
     let cookies: TransportCookies
 
-    init(allowsInvalidCertificates: Bool, cookies: TransportCookies) {
-        self.allowsInvalidCertificates = allowsInvalidCertificates
+    init(trustPolicy: ServerTrustPolicy, cookies: TransportCookies) {
+        self.trustPolicy = trustPolicy
         self.cookies = cookies
         super.init()
     }
@@ -29,11 +37,11 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
     }
 
     func register(_ delegate: any TransportTaskDelegate, for task: URLSessionTask) {
-        delegates.withLock { $0[task.taskIdentifier] = delegate }
+        state.withLock { $0.delegates[task.taskIdentifier] = delegate }
     }
 
     private func delegate(for task: URLSessionTask) -> (any TransportTaskDelegate)? {
-        delegates.withLock { $0[task.taskIdentifier] }
+        state.withLock { $0.delegates[task.taskIdentifier] }
     }
 
     func urlSession(
@@ -90,14 +98,20 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        #if canImport(Darwin)
-            if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust {
-                // Certificate validation stays the system's (only Apple platforms ask this), unless
-                // the client explicitly opted out for development.
-                if allowsInvalidCertificates, let trust = challenge.protectionSpace.serverTrust {
-                    completionHandler(.useCredential, URLCredential(trust: trust))
-                } else {
+        #if canImport(Security)
+            // Only Apple platforms ask this; the policy decides (ServerTrustPolicy), the Security
+            // framework evaluates (ServerTrustPolicy+Apple).
+            if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust,
+                let trust = challenge.protectionSpace.serverTrust
+            {
+                switch trustPolicy.answer(for: trust) {
+                case .performDefaultHandling:
                     completionHandler(.performDefaultHandling, nil)
+                case .useCredential:
+                    completionHandler(.useCredential, URLCredential(trust: trust))
+                case .reject(let reason):
+                    recordTrustFailure(reason, for: task)
+                    completionHandler(.cancelAuthenticationChallenge, nil)
                 }
                 return
             }
@@ -120,14 +134,36 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         }
     }
 
+    func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
+        // Apple platforms deliver these before the task completes; corelibs never does.
+        if let transfer = URLSessionTransactionTimeline(metrics)?.transferMetrics {
+            delegate(for: task)?.transportDidCollect(metrics: transfer)
+        }
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         // A refused redirect's 3xx reaches only this callback, and may set cookies too.
         if let http = task.response as? HTTPURLResponse { storeCookies(of: http, for: task) }
-        let delegate = delegates.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        let (delegate, trustFailure) = state.withLock {
+            ($0.delegates.removeValue(forKey: task.taskIdentifier), $0.trustFailures.removeValue(forKey: task.taskIdentifier))
+        }
         // corelibs' codes and texts are decided here, before any delegate (the cache's included) sees them.
         let url = task.currentRequest?.url ?? task.originalRequest?.url
         delegate?.transportDidComplete(
             response: (task.response as? HTTPURLResponse).map(HTTPResponseHead.init),
-            error: error.map { URLSessionErrors.decided($0, url: url) })
+            error: error.map { Self.completionError($0, url: url, trustFailure: trustFailure) })
+    }
+
+    /// Remembers why the server of `task` was refused: URLSession reports the refusal as a
+    /// cancelled request, and the operation should learn the reason instead.
+    func recordTrustFailure(_ reason: String, for task: URLSessionTask) {
+        state.withLock { $0.trustFailures[task.taskIdentifier] = reason }
+    }
+
+    /// The error a task completed with, as operations see it: a refused server's reason when the
+    /// trust policy refused it, else URLSession's error with corelibs' codes and texts decided.
+    static func completionError(_ error: any Error, url: URL?, trustFailure: String?) -> any Error {
+        if let trustFailure { return ConveyorError.serverTrustFailed(host: url?.host ?? "the server", reason: trustFailure) }
+        return URLSessionErrors.decided(error, url: url)
     }
 }

@@ -18,8 +18,9 @@ final class URLSessionTransport: Transport {
     let session: URLSession
     private let router: URLSessionDelegateRouter
     let cookies: TransportCookies
-    /// Why HTTPS requests cannot be sent as configured: URLSession cannot honour custom
-    /// authorities or pins, and silently not checking them would be worse than failing.
+    /// Why HTTPS requests cannot be sent as configured: on Linux, corelibs URLSession cannot
+    /// honour custom authorities or pins, and silently not checking them would be worse than
+    /// failing; on Apple platforms, a pin or authority file that cannot be used.
     private let trustError: String?
     /// The session's `httpAdditionalHeaders`, added to each request that does not set its own.
     private let additionalHeaders: [(String, String)]
@@ -40,10 +41,11 @@ final class URLSessionTransport: Transport {
     ///   - configuration: Copied; its `urlCache` is turned off because URLSession on Linux
     ///     never writes to it and ignores the query when reading it, and its
     ///     `urlCredentialStorage` because credentials come from the operation.
-    ///   - tls: Only `allowsInvalidCertificates` is honoured (on Apple platforms: corelibs
-    ///     URLSession on Linux asks no server-trust question and cannot turn validation off);
-    ///     custom authorities and pins make every HTTPS request fail with
-    ///     ``ConveyorError/serverTrustFailed(host:reason:)``.
+    ///   - tls: Honoured whole on Apple platforms, where URLSession asks a server-trust
+    ///     question per connection (``ServerTrustPolicy``). corelibs URLSession on Linux asks
+    ///     none: custom authorities and pins make every HTTPS request fail there with
+    ///     ``ConveyorError/serverTrustFailed(host:reason:)``, and `allowsInvalidCertificates`
+    ///     cannot turn validation off.
     ///   - route: The client's Unix socket and address overrides: URLSession can take neither,
     ///     so either fails every request with ``ConveyorError/routeFailed(reason:)``.
     init(configuration: URLSessionConfiguration, tls: TLSConfiguration = .default, route: RouteSettings = .direct) {
@@ -72,16 +74,23 @@ final class URLSessionTransport: Transport {
         configuredSecrets = SentSecrets.values(ofHeaders: additionalHeaders.map { (key: $0.0, value: $0.1) })
         SentSecrets.shared.pin(configuredSecrets)
         configuration.httpAdditionalHeaders = nil
-        router = URLSessionDelegateRouter(allowsInvalidCertificates: tls.allowsInvalidCertificates, cookies: cookies)
+        let trustPolicy = ServerTrustPolicy(tls)
+        router = URLSessionDelegateRouter(trustPolicy: trustPolicy, cookies: cookies)
         #if canImport(FoundationNetworking)
             admission = ConnectionAdmission(limit: configuration.httpMaximumConnectionsPerHost)
         #else
             admission = nil
         #endif
-        trustError =
-            tls.customizesTrust
-            ? "custom certificate authorities and public-key pins need the curl transport (HTTPClient.Configuration.transport = .curl, Linux)"
-            : nil
+        #if canImport(Security)
+            // The router's trust policy checks every connection; a configuration it cannot use
+            // fails each HTTPS request at once, before a connection is made.
+            trustError = trustPolicy.configurationError
+        #else
+            trustError =
+                tls.customizesTrust
+                ? "custom certificate authorities and public-key pins need the curl transport (HTTPClient.Configuration.transport = .curl, Linux)"
+                : nil
+        #endif
         let delegateQueue = OperationQueue()
         delegateQueue.name = "org.conveyor.urlsession-delegate"
         // Serial, so the events of one task arrive in order.

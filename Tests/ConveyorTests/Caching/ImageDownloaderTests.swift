@@ -7,20 +7,20 @@ import Testing
 /// A display target that records every image it was given, like a table cell's image view.
 final class Cell: ImageDisplaying, @unchecked Sendable {
     // @unchecked Sendable: `shown` is the only state and sits behind one Mutex.
-    private let shown = Lock<[Image?]>([])
-    var image: Image? {
+    private let shown = Lock<[EncodedImage?]>([])
+    var image: EncodedImage? {
         get { shown.withLock { $0.last ?? nil } }
         set { shown.withLock { $0.append(newValue) } }
     }
-    var history: [Image?] { shown.withLock { $0 } }
+    var history: [EncodedImage?] { shown.withLock { $0 } }
 }
 
 /// Collects completions and lets the test await a number of them.
 final class Results: Sendable {
-    private let stream = AsyncStream.makeStream(of: Result<Image, ConveyorError>.self)
+    private let stream = AsyncStream.makeStream(of: Result<EncodedImage, ConveyorError>.self)
     var completion: ImageDownloader.Completion { { [stream] in stream.continuation.yield($0) } }
-    func next(_ count: Int) async -> [Result<Image, ConveyorError>] {
-        var collected: [Result<Image, ConveyorError>] = []
+    func next(_ count: Int) async -> [Result<EncodedImage, ConveyorError>] {
+        var collected: [Result<EncodedImage, ConveyorError>] = []
         for await result in stream.stream {
             collected.append(result)
             if collected.count == count { break }
@@ -34,14 +34,14 @@ struct ImageDownloaderTests {
     let server: LocalHTTPServer
     let queue = DispatchQueue(label: "test.image-callbacks")
     let downloader: ImageDownloader
-    let png: Image
-    let gif: Image
+    let png: EncodedImage
+    let gif: EncodedImage
 
     init() throws {
         server = try LocalHTTPServer.started()
         downloader = ImageDownloader(imageCache: ImageCache(), httpCache: nil, callbackQueue: queue)
-        png = try Image(data: SampleImages.png)
-        gif = try Image(data: SampleImages.gif)
+        png = try EncodedImage(data: SampleImages.png)
+        gif = try EncodedImage(data: SampleImages.gif)
     }
 
     func url(_ path: String) -> URL { server.baseURL.appendingPathComponent(path) }
@@ -107,7 +107,7 @@ struct ImageDownloaderTests {
     @Test("A reused cell never shows the old URL's image; the old image is still cached")
     func cellReuse() async throws {
         defer { server.stop() }
-        let placeholder = try Image(data: SampleImages.bmp)
+        let placeholder = try EncodedImage(data: SampleImages.bmp)
         let held = heldImage("old.png", SampleImages.png, "image/png")
         server.route("/new.gif") { _ in .init(headers: ["Content-Type": "image/gif"], body: .data(SampleImages.gif)) }
         let cell = Cell()
@@ -134,7 +134,7 @@ struct ImageDownloaderTests {
     @Test("On a cache hit the placeholder is never shown and the image is set synchronously")
     func placeholderOnlyOnMiss() async throws {
         defer { server.stop() }
-        let placeholder = try Image(data: SampleImages.bmp)
+        let placeholder = try EncodedImage(data: SampleImages.bmp)
         downloader.imageCache?.setImage(png, for: url("cached.png"))
         let cell = Cell()
         let ran = Lock(false)
@@ -146,7 +146,7 @@ struct ImageDownloaderTests {
     @Test("A failed download reports the error and leaves the placeholder; cancelImageRequest keeps the image")
     func failureAndCancel() async throws {
         defer { server.stop() }
-        let placeholder = try Image(data: SampleImages.bmp)
+        let placeholder = try EncodedImage(data: SampleImages.bmp)
         server.route("/missing.png") { _ in .text("nope", status: 404) }
         let cell = Cell()
         let results = Results()

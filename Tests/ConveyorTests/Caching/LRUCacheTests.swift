@@ -64,7 +64,7 @@ struct LRUCacheTests {
 
     @Test("The image cache costs width × height × 4 and purges to 60 % when over its limit")
     func imageCache() throws {
-        let image = try Image(data: SampleImages.ico)  // 32 x 32: 4096 bytes decoded
+        let image = try EncodedImage(data: SampleImages.ico)  // 32 x 32: 4096 bytes decoded
         let cache = ImageCache(costLimit: 4096 * 10, purgedCost: 4096 * 6)
         for index in 0..<10 { cache.setImage(image, for: URL(string: "http://x/\(index).ico")!) }
         #expect(cache.totalCost == 40960 && cache.count == 10)

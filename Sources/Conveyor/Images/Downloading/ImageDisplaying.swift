@@ -18,7 +18,7 @@ import Foundation
 /// image on the main thread whatever the callback queue (queued there when it is another).
 public protocol ImageDisplaying: AnyObject {
     /// The image shown.
-    var image: Image? { get set }
+    var image: EncodedImage? { get set }
 }
 
 extension ImageDisplaying {
@@ -31,7 +31,7 @@ extension ImageDisplaying {
     ///   - completion: Called after the image was applied, or with the error (cancellation
     ///     by a newer call included); nil for none.
     public func setImage(
-        with url: URL, placeholder: Image? = nil, processingIdentifier: String? = nil,
+        with url: URL, placeholder: EncodedImage? = nil, processingIdentifier: String? = nil,
         downloader: ImageDownloader = .shared, completion: ImageDownloader.Completion? = nil
     ) {
         cancelImageRequest()

@@ -15,7 +15,7 @@ import Foundation
 /// completion runs on ``callbackQueue``.
 public final class ImageDownloader: Sendable {
     /// What a download ends with.
-    public typealias Completion = @Sendable (Result<Image, ConveyorError>) -> Void
+    public typealias Completion = @Sendable (Result<EncodedImage, ConveyorError>) -> Void
 
     /// Identifies one caller's interest in a download, to cancel it.
     public struct Receipt: Sendable, Hashable {
@@ -130,7 +130,7 @@ public final class ImageDownloader: Sendable {
         operation.cache = httpCache
         operation.setCompletionBlock(
             success: { [weak self] _, value in
-                guard let self, let image = value as? Image else { return }
+                guard let self, let image = value as? EncodedImage else { return }
                 imageCache?.setImage(image, for: url, processingIdentifier: processingIdentifier)
                 finish(key: key, operation: operation, result: .success(image))
             },
@@ -140,7 +140,7 @@ public final class ImageDownloader: Sendable {
         return operation
     }
 
-    private func finish(key: String, operation: ImageRequestOperation, result: Result<Image, ConveyorError>) {
+    private func finish(key: String, operation: ImageRequestOperation, result: Result<EncodedImage, ConveyorError>) {
         let waiters = pending.withLock { pending -> [Completion] in
             // A cancelled download's key may already belong to a newer one.
             guard pending[key]?.operation === operation else { return [] }

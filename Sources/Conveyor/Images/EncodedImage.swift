@@ -11,7 +11,10 @@ import Foundation
 /// Decoding pixels is the platform's business (`UIImage`/`NSImage` on Apple platforms, see
 /// `platformImage`); Conveyor only needs to know what the bytes are and how large the image
 /// is (the image cache's cost is width × height × 4), which the header tells without decoding.
-public struct Image: Sendable, Equatable {
+///
+/// Named for what it holds, and so that a file importing both Conveyor and SwiftUI can say
+/// `Image` for SwiftUI's view without qualifying it (it was Conveyor's `Image` before 0.4).
+public struct EncodedImage: Sendable, Equatable {
     /// Image formats Conveyor recognises from their first bytes.
     public enum Format: String, Sendable, CaseIterable {
         /// PNG.

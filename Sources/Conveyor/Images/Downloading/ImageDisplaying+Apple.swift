@@ -33,7 +33,7 @@ import Foundation
         /// setter may run on any callback queue, and sets the view's image on the main thread.
         private final class Adapter: ImageDisplaying {
             weak var view: UIImageView?
-            var image: Image? {
+            var image: EncodedImage? {
                 get { nil }
                 set {
                     let view = self.view
@@ -78,7 +78,7 @@ import Foundation
         /// setter may run on any callback queue, and sets the view's image on the main thread.
         private final class Adapter: ImageDisplaying {
             weak var view: NSImageView?
-            var image: Image? {
+            var image: EncodedImage? {
                 get { nil }
                 set {
                     let view = self.view
