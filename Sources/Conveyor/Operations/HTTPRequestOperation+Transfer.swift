@@ -14,7 +14,7 @@ extension HTTPRequestOperation {
         // One lock: the attempt begins and takes the transport, the cache it goes through and
         // the client's adapters (with whether the request goes to the client's credential origins).
         let begun = mutableState.withLock { state in
-            state.transfer.attemptBegins(request, now: .now()).map { attempt in
+            state.transfer.attemptBegins(request, now: .now(), adapting: !state.requestAdapters.isEmpty).map { attempt in
                 (
                     attempt, state.transport, attempt.resumeOffset == 0 ? cacheOptions(attempt: attempt.number, state: state) : nil,
                     state.requestAdapters,
@@ -30,7 +30,7 @@ extension HTTPRequestOperation {
         // The adapters are the caller's code, and may wait: they run off this thread, and the
         // attempt goes on only if it is still the one the operation waits for (a cancel, a pause
         // or a timeout meanwhile drops their answer).
-        let context = RequestAdapterContext(operation: self, attempt: attempt.number, isCredentialOrigin: credentialOrigin)
+        let context = RequestAdapterContext(operation: self, attempt: attempt.ordinal, isCredentialOrigin: credentialOrigin)
         let adapting = OneWayTransfer((request, transport, cached))
         Task {
             let (request, transport, cached) = adapting.value

@@ -18,6 +18,10 @@ final class TransferRecord: @unchecked Sendable {
     /// Numbers transport tasks; events of an older task (one cancelled by pause, superseded by
     /// a retry, a redirect or a replay) are dropped.
     var attempt: Int = 0
+    /// Attempts begun, as the caller counts them (``TransferStateMachine/Attempt/ordinal``).
+    var attemptsSent: Int = 0
+    /// The client's request adapters run for the current attempt; no task yet.
+    var adapting = false
     var task: (any TransportTask)?
     var response: HTTPResponseHead?
     var data = Data()

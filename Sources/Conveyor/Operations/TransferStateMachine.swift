@@ -246,7 +246,9 @@ struct TransferStateMachine {
         let last = record.lastActivity.uptimeNanoseconds
         let idle = now.uptimeNanoseconds > last ? Double(now.uptimeNanoseconds - last) / 1e9 : 0
         let remaining = interval - idle
-        if remaining > 0.001 || record.task == nil || record.awaitsConnection {
+        // No task: between attempts or waiting for a credential, which is not silence — but the
+        // client's request adapters running for this attempt are (they are the caller's code).
+        if remaining > 0.001 || (record.task == nil && !record.adapting) || record.awaitsConnection {
             return .reschedule(timer, after: max(remaining, interval / 4))
         }
         return .expire
@@ -257,6 +259,9 @@ struct TransferStateMachine {
     /// What an attempt about to be sent carries.
     struct Attempt {
         let number: Int
+        /// Which attempt this is for the caller, from 1: the first request, then one more for
+        /// each redirect, retry, resume and replay (``number`` also counts attempts dropped).
+        let ordinal: Int
         /// Body bytes kept that a `Range` request continues (0: none; the cache is used then).
         let resumeOffset: Int64
         /// The validator sent as `If-Range` with it.
@@ -264,10 +269,14 @@ struct TransferStateMachine {
     }
 
     /// An attempt is sent: the first request, a redirect's target, a retry, a resume or a replay.
-    mutating func attemptBegins(_ request: URLRequest, now: DispatchTime) -> Attempt? {
+    /// `adapting` when the client's request adapters run before the task is made: the idle
+    /// timer counts that time (see ``idleTimerFired(interval:now:)``).
+    mutating func attemptBegins(_ request: URLRequest, now: DispatchTime, adapting: Bool = false) -> Attempt? {
         guard mayBeginAttempt else { return nil }
         let record = self.record
         record.attempt += 1
+        record.attemptsSent += 1
+        record.adapting = adapting
         pausesWhenTaskStarts = false
         pausedBeforeTask = false
         record.transferMetrics = nil
@@ -275,7 +284,9 @@ struct TransferStateMachine {
         record.lastActivity = now
         record.awaitsConnection = false
         if record.resumeOffset == 0 { record.responseSource = .network }
-        return Attempt(number: record.attempt, resumeOffset: record.resumeOffset, resumeValidator: record.resumeValidator)
+        return Attempt(
+            number: record.attempt, ordinal: record.attemptsSent, resumeOffset: record.resumeOffset, resumeValidator: record.resumeValidator
+        )
     }
 
     enum TaskAction { case none, cancel, pause, resume }
@@ -286,6 +297,7 @@ struct TransferStateMachine {
     mutating func taskStarted(_ task: any TransportTask, attempt: Int) -> TaskAction {
         guard !isFinishing, box?.attempt == attempt else { return .cancel }
         record.task = task
+        record.adapting = false
         defer {
             pausesWhenTaskStarts = false
             pausedBeforeTask = false
