@@ -169,6 +169,9 @@ extension LocalHTTPServer {
         case rangeOtherValidator = "range-other-validator"
         /// As ``rangeStartsElsewhere``, but the 206 starts at N and carries no `ETag`.
         case rangeWithoutValidator = "range-without-validator"
+        /// As ``rangeStartsElsewhere``, but the 206 starts at N, under the same `ETag` and total,
+        /// and stops one byte before the end (`Content-Range: bytes N-1198/1200`).
+        case rangeEndsShort = "range-ends-short"
     }
 
     /// Writes a streamed response body.

@@ -445,7 +445,8 @@ public final class LocalHTTPServer: Sendable {
                 try connection.send(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8))
                 _ = wait(0.01)
             }
-        case .rangeStartsElsewhere, .rangeWithoutContentRange, .rangeOtherTotal, .rangeOtherValidator, .rangeWithoutValidator:
+        case .rangeStartsElsewhere, .rangeWithoutContentRange, .rangeOtherTotal, .rangeOtherValidator, .rangeWithoutValidator,
+            .rangeEndsShort:
             try connection.send(Self.rangeFaultAnswer(fault, request: request))
             connection.shutdownBoth()
         }
@@ -481,9 +482,10 @@ public final class LocalHTTPServer: Sendable {
         case .rangeWithoutValidator:
             etag = nil
             contentRange = "bytes \(first)-\(body.count - 1)/\(body.count)"
+        case .rangeEndsShort: contentRange = "bytes \(first)-\(body.count - 2)/\(body.count)"
         default: contentRange = nil
         }
-        let part = body[start...]
+        let part = fault == .rangeEndsShort ? body[start..<(body.count - 1)] : body[start...]
         let head =
             "HTTP/1.1 206 Partial Content\r\nContent-Type: application/octet-stream\r\n" + (etag.map { "ETag: \($0)\r\n" } ?? "")
             + (contentRange.map { "Content-Range: \($0)\r\n" } ?? "") + "Content-Length: \(part.count)\r\n\r\n"

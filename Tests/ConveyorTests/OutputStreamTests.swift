@@ -40,6 +40,45 @@ struct OutputStreamTests {
         #expect(await probe.settledCallCount == 1)
     }
 
+    @Test(
+        "A stream the caller opened is closed however the operation ends: cancelled before it starts, or before the head",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func callerOpenedStreamClosed(transport: HTTPClient.TransportKind) async throws {
+        // Found by the independent attack: only a stream the operation had opened was closed.
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let headAsked = AsyncStream.makeStream(of: Void.self)
+        let release = DispatchSemaphore(value: 0)
+        defer { release.signal() }
+        server.route("/held") { _ in
+            headAsked.continuation.yield()
+            // Held on the server's connection thread until the test is over (bounded).
+            _ = release.wait(timeout: .now() + 10)
+            return .text("late")
+        }
+        let client = testClient(server, transport)
+        for cancelsInFlight in [false, true] {
+            let file = Self.temporaryFile()
+            defer { try? FileManager.default.removeItem(at: file) }
+            let stream = try #require(OutputStream(toFileAtPath: file.path, append: false))
+            stream.open()
+            let operation = HTTPRequestOperation(request: URLRequest(url: server.baseURL.appendingPathComponent("held")))
+            operation.outputStream = stream
+            let probe = CompletionProbe()
+            probe.attach(to: operation)
+            if cancelsInFlight {
+                client.enqueue(operation)
+                for await _ in headAsked.stream { break }
+                operation.cancel()
+            } else {
+                operation.cancel()
+                client.enqueue(operation)
+            }
+            #expect(await probe.outcome().error?.isCancelled == true)
+            #expect(stream.streamStatus == .closed, "cancelled \(cancelsInFlight ? "in flight" : "before it started")")
+        }
+    }
+
     @Test("A memory stream keeps the body; the JSON serializer reads it", arguments: HTTPClient.TransportKind.testedKinds)
     func memoryStream(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()

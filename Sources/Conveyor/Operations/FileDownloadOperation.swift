@@ -54,6 +54,9 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
         var destination: Destination
         var options: Options
         var target: URL?
+        /// The directory ``init(request:)`` chose in the temporary directory: removed, when
+        /// empty, after a download into it fails.
+        var ownDirectory: URL?
     }
     private let settings: Lock<Settings>
 
@@ -62,7 +65,7 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
     /// - Parameter request: The request.
     public required init(request: URLRequest) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("Conveyor-\(UUID().uuidString)", isDirectory: true)
-        settings = Lock(Settings(destination: .directory(directory), options: .default))
+        settings = Lock(Settings(destination: .directory(directory), options: .default, ownDirectory: directory))
         super.init(request: request)
         acceptableContentTypes = ["*/*"]
     }
@@ -148,6 +151,24 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
 
     /// The downloaded file; nil until the operation succeeded.
     public var destinationURL: URL? { responseObject as? URL }
+
+    // MARK: - Cleaning up
+
+    override func transferFailed() {
+        // The directory this operation chose for itself is nobody else's: an empty one goes too
+        // (found by the independent attack: one per failed download stayed in the temporary directory).
+        guard let own = setting(\.ownDirectory), case .directory(let directory) = setting(\.destination), directory == own,
+            (try? FileManager.default.contentsOfDirectory(atPath: own.path))?.isEmpty == true
+        else { return }
+        try? FileManager.default.removeItem(at: own)
+    }
+
+    override func successNotDelivered(_ value: Any?) {
+        // Moved into place while a cancel (or timeout) claimed the completion: the caller was
+        // told the download failed, so the file is not left where the next download would find it.
+        if let file = value as? URL, file == setting(\.target) { try? FileManager.default.removeItem(at: file) }
+        transferFailed()
+    }
 
     // MARK: - Streaming to the file
 

@@ -48,7 +48,7 @@ extension HTTPRequestOperation {
     ///
     /// A download whose response carried an `ETag` or `Last-Modified` resumes with `Range` and
     /// `If-Range`: the bytes already received are kept when the server answers 206 with a
-    /// `Content-Range` that starts where they end (same total, same validator), and dropped
+    /// `Content-Range` that starts where they end (same total, to its end, same validator), and dropped
     /// when it answers 200 (the resource changed); any other 206, or a 416, sends the whole
     /// request again without `Range`. Other operations start over. No finish notification is posted: the operation has not ended.
     /// Does nothing once finished or cancelled.

@@ -81,7 +81,7 @@ extension HTTPRequestOperation {
         }
         do {
             let value = try serializeResponse(request: request, response: response, data: data, bodiless: bodiless, serializer: serializer)
-            finish(.success(OneWayTransfer(value)))
+            if !finish(.success(OneWayTransfer(value))) { successNotDelivered(value) }
         } catch let error as ConveyorError {
             finish(.failure(error))
         } catch {

@@ -177,11 +177,13 @@ extension HTTPRequestOperation {
 
     /// Ends the operation with `result`. The first call wins; later ones (a transport
     /// completion racing a cancel or a timeout) do nothing.
-    func finish(_ result: Result<OneWayTransfer<Any?>, ConveyorError>) {
+    /// - Returns: Whether this call ended it.
+    @discardableResult
+    func finish(_ result: Result<OneWayTransfer<Any?>, ConveyorError>) -> Bool {
         let claimed = mutableState.withLock { state in
             state.transfer.claimCompletion(result, now: .now()).map { ($0, state.outputSink, state.bodyChannel) }
         }
-        guard let ((halt, secrets), sink, channel) = claimed else { return }
+        guard let ((halt, secrets), sink, channel) = claimed else { return false }
         halt.timers.forEach { $0.cancel() }
         // AFNetworking closed the output stream when the operation finished, however it ended.
         sink?.close()
@@ -195,6 +197,7 @@ extension HTTPRequestOperation {
         if case .failure = result {
             halt.task?.cancel()
             halt.file?.discard()
+            transferFailed()
         }
         transition(to: .finished)
         endBackgroundTaskIfAny()
@@ -221,7 +224,7 @@ extension HTTPRequestOperation {
                     success(self, value.value)
                     self.completionDelivered()
                 }
-                return
+                return true
             }
             success?(self, value.value)
         case .failure(let error):
@@ -230,11 +233,12 @@ extension HTTPRequestOperation {
                     failure(self, error)
                     self.completionDelivered()
                 }
-                return
+                return true
             }
             failure?(self, error)
         }
         completionDelivered()
+        return true
     }
 }
 

@@ -137,6 +137,15 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
             : try serializer.serialize(request: request, response: response, data: data)
     }
 
+    /// The operation finished with an error (called once, after the partial body file was
+    /// discarded and before the completion is scheduled). File downloads remove what they made.
+    func transferFailed() {}
+
+    /// ``serializeResponse(request:response:data:bodiless:serializer:)`` produced `value`, but
+    /// the completion had been claimed meanwhile (a cancel or a timeout won): undo what making
+    /// the value did. File downloads remove the file they moved into place.
+    func successNotDelivered(_ value: Any?) {}
+
     /// Where the body of `response` goes: nil keeps it in memory (the default); file
     /// downloads return a file for responses they will keep. `partialFile` is the file a
     /// resumed transfer appends to (a 206 continuing a paused or interrupted download).

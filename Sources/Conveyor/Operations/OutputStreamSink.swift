@@ -65,13 +65,15 @@ final class OutputStreamSink: Sendable {
         }
     }
 
-    /// Closes the stream if this sink opened it or wrote to it; later opens do nothing and
-    /// later writes fail.
+    /// Closes the stream if it is open — whoever opened it: this sink when the body began, or
+    /// the caller before (AFNetworking closed the stream however the operation ended); later
+    /// opens do nothing and later writes fail. A stream never opened is left as it is.
     func close() {
         let stream = state.withLock { state -> OutputStream? in
             guard !state.closed else { return nil }
             state.closed = true
-            return state.opened ? state.stream.value : nil
+            let stream = state.stream.value
+            return state.opened || stream.streamStatus != .notOpen ? stream : nil
         }
         stream?.close()
     }

@@ -332,8 +332,8 @@ extension TransferStateMachine {
     // MARK: - Ranges (RFC 9110 §14)
 
     /// Whether a 206 continues kept bytes: its `Content-Range` starts at `offset`, its total is
-    /// the `total` the kept bytes belong to (when both are known), its `Content-Length` is the
-    /// range's length, and its validator of the kind sent in `If-Range` — the `ETag` for an
+    /// the `total` the kept bytes belong to (when both are known), it runs to the end of that
+    /// total (when one is known), its `Content-Length` is the range's length, and its validator of the kind sent in `If-Range` — the `ETag` for an
     /// entity tag, else `Last-Modified` — is `validator`. A 206 that leaves the validator out
     /// is not taken on trust: RFC 9110 §15.3.7 has a server send the `ETag` it would send with
     /// a 200, and one that does not cannot show its bytes belong to the kept ones.
@@ -342,6 +342,9 @@ extension TransferStateMachine {
             return false
         }
         if total >= 0, let sent = range.total, sent != total { return false }
+        // The request asked for everything from `offset` on (`bytes=offset-`): a range that
+        // stops before the end would be appended and reported as the whole body.
+        if let end = range.total ?? (total >= 0 ? total : nil), range.last + 1 != end { return false }
         if let length = response.value(forHTTPHeaderField: "Content-Length").flatMap(HTTPGrammar.contentLength),
             length != range.last - range.first + 1
         {
