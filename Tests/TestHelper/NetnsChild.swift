@@ -12,15 +12,17 @@ import Synchronization
 /// reachability monitor (netlink, the routing table) at it, then takes the loopback down and
 /// up again around the behaviour under test, printing what it saw; the test reads the lines.
 ///
-/// - `queue`: `suspendsQueueWhenUnreachable`; a GET enqueued while down prints
+/// - `queue`: `suspendsQueueWhenUnreachable`; a GET enqueued while down prints whether it
+///   started while down (`down started <bool>`), then
 ///   `outcome <status> attempts <n>` once the loopback is back.
 /// - `cache`: `returnCacheDataWhenUnreachable`; prints `down <body> <source>` for a GET while
 ///   down and `up <body> <source>` after.
 /// - `outbox`: three items sent while down print `down parked <n> received <n>`, then
 ///   `result <index> <status> attempts <n>` as they are delivered after.
 ///
-/// Every wait is for an event (a status, a completion, a result); the process gives up after
-/// 60 s only so that a missing event fails the test instead of hanging it.
+/// Every wait is for an event (a status, a completion, a result), except the 0.5 s grace in
+/// which a queued GET must not start; the process gives up after 60 s only so that a missing
+/// event fails the test instead of hanging it.
 func netnsChild(arguments: [String]) -> Never {
     guard arguments.count == 2, ["queue", "cache", "outbox"].contains(arguments[0]) else {
         say("usage: netns <queue|cache|outbox> <curl|urlsession>")
@@ -124,6 +126,16 @@ struct NetnsScenario {
         server.route("/ok") { _ in .text("ok") }
         try await goOffline(statuses)
         say("down suspended \(client.operationQueue.isSuspended)")
+        // Without the suspension the operation would start and wait for a connection by itself
+        // (and succeed all the same once the loopback is back): what shows the queue held it is
+        // that it did not start. A start is an event that must not come, so it is waited for
+        // over a grace (as duplicate completions are in the tests); it comes within
+        // milliseconds when the queue is not suspended.
+        let started = AsyncStream.makeStream(of: Void.self)
+        let observer = NotificationCenter.default.addObserver(forName: .conveyorOperationDidStart, object: nil, queue: nil) { note in
+            if (note.object as? HTTPRequestOperation)?.request.url?.path == "/ok" { started.continuation.yield() }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
         let finished = AsyncStream.makeStream(of: String.self)
         client.get(
             "ok",
@@ -132,6 +144,7 @@ struct NetnsScenario {
                     "outcome \(operation.response?.statusCode ?? 0) attempts \(operation.metrics?.attemptCount ?? 0)")
             },
             failure: { _, error in finished.continuation.yield("outcome failed \(error)") })
+        say("down started \(await firstEvent(of: started.stream, within: .milliseconds(500)))")
         try await goOnline(statuses)
         for await line in finished.stream {
             say(line)
@@ -197,5 +210,22 @@ final class ResponseCounter: Sendable {
             $0 += 1
             return $0
         }
+    }
+}
+
+/// Whether `stream` yields within `grace`: for an event that must not come.
+func firstEvent(of stream: AsyncStream<Void>, within grace: Duration) async -> Bool {
+    await withTaskGroup(of: Bool.self) { group in
+        group.addTask {
+            var iterator = stream.makeAsyncIterator()
+            return await iterator.next() != nil
+        }
+        group.addTask {
+            try? await Task.sleep(for: grace)
+            return false
+        }
+        let result = await group.next() ?? false
+        group.cancelAll()
+        return result
     }
 }
