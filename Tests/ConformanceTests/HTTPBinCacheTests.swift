@@ -41,7 +41,7 @@ struct HTTPBinCacheTests {
     }
 
     @Test(
-        "/response-headers: no-store is never stored, max-age is, no-cache revalidates",
+        "/response-headers: no-store is never stored, max-age is",
         arguments: [
             ("no-store", HTTPCache.ResponseSource.network),
             ("max-age=60", .cache),
@@ -50,6 +50,24 @@ struct HTTPBinCacheTests {
     func responseHeaders(cacheControl: String, expected: HTTPCache.ResponseSource) async throws {
         let (sources, _) = try await twice("response-headers", parameters: ["Cache-Control": cacheControl])
         #expect(sources == [.network, expected])
+    }
+
+    @Test("/response-headers: no-cache is stored but never answers without asking the server, even within its max-age")
+    func noCacheRevalidates() async throws {
+        // Fresh for 60 s by max-age, yet no-cache (RFC 9111 §5.2.2.4) sends every later GET to the
+        // server. httpbin's /response-headers ignores conditions, so the revalidation's answer is
+        // a 200 from the network, not a 304.
+        let parameters: Parameters = ["Cache-Control": "no-cache, max-age=60", "ETag": "\"conveyor-no-cache\""]
+        let (sources, same) = try await twice("response-headers", parameters: parameters)
+        #expect(sources == [.network, .network] && same)
+        // Stored all the same: a client of the same cache that may not load finds it there.
+        var configuration = HTTPClient.Configuration.default
+        configuration.cache = client.configuration.cache
+        configuration.cachePolicy = .returnCacheDontLoad
+        let offline = HTTPClient(baseURL: client.baseURL!, configuration: configuration)
+        let stored = try await offline.response(method: .get, path: "response-headers", parameters: parameters)
+        #expect(stored.source == .cache && stored.statusCode == 200)
+        try? FileManager.default.removeItem(at: directory)
     }
 
     @Test("Entries from httpbin survive on disk for a second cache")

@@ -226,7 +226,10 @@ struct LifecycleTests {
         }
         // The client is gone (nothing the operations hold keeps it). The running one
         // finishes, the queued ones run after it.
-        #expect(released == nil, "the client outlived its last reference")
+        // A Bool, not the client: a failing expectation renders its operands, and rendering a
+        // live HTTPClient by reflection crashed the test process.
+        let clientGone = released == nil
+        #expect(clientGone, "the client outlived its last reference")
         for _ in 0..<2 {
             held.release()
             await held.arrived()

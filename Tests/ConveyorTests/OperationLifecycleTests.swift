@@ -41,26 +41,25 @@ struct OperationLifecycleTests {
         }
     }
 
-    @Test("Cancel during the transfer finishes at once with a cancellation error, once")
+    @Test("Cancel during the transfer finishes before the server answers, with a cancellation error, once")
     func cancelDuring() async throws {
         try await withServer { server, client in
             let held = HeldRoute(server, body: "too late")
             defer { held.release() }
             let probe = CompletionProbe()
-            let finishedAt = Lock<ContinuousClock.Instant?>(nil)
+            let answeredWhenFinished = Lock<Int?>(nil)
             let operation = client.get(
                 "hold", success: probe.success,
                 failure: { operation, error in
-                    finishedAt.withLock { $0 = .now }
+                    answeredWhenFinished.withLock { $0 = held.answeredCount }
                     probe.failure(operation, error)
                 })
             await held.arrived()
-            let cancelledAt = ContinuousClock.now
             operation.cancel()
             #expect(await probe.outcome().error?.isCancelled == true)
-            // Measured in the failure block: how fast Conveyor finished, not how soon the test resumed.
-            let finished = try #require(finishedAt.withLock { $0 })
-            #expect(finished - cancelledAt < .seconds(2))
+            // "At once" as an order of events, not a stopwatch: the failure block ran while the
+            // server still held the answer (released only by the defer above, or its 60 s fallback).
+            #expect(answeredWhenFinished.withLock { $0 } == 0)
             operation.cancel()
             #expect(await probe.settledCallCount == 1)
             #expect(operation.isFinished && operation.isCancelled)

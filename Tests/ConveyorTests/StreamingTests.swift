@@ -54,12 +54,12 @@ struct StreamingTests {
     }
 
     @Test(
-        "Breaking out of the loop over a body that never ends closes the connection within a second",
+        "Breaking out of the loop over a body that never ends closes the connection",
         arguments: HTTPClient.TransportKind.testedKinds)
     func breakCancels(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let closed = AsyncStream.makeStream(of: ContinuousClock.Instant.self)
+        let closed = AsyncStream.makeStream(of: Void.self)
         server.route("/forever") { _ in
             .init(
                 body: .stream(chunked: true) { writer in
@@ -69,7 +69,7 @@ struct StreamingTests {
                             guard writer.pause(0.02) else { return }
                         }
                     } catch {
-                        closed.continuation.yield(.now)  // the client went away
+                        closed.continuation.yield()  // the client went away
                         throw error
                     }
                 })
@@ -80,11 +80,10 @@ struct StreamingTests {
             seen += 1
             if seen == 3 { break }
         }
-        let stoppedAt = ContinuousClock.now
-        var events = closed.stream.makeAsyncIterator()
-        let closedAt = await events.next()
         #expect(seen == 3)
-        #expect(closedAt.map { $0 - stoppedAt < .seconds(1) } == true)
+        // The event is the server's write failing on the closed connection; nothing else ends
+        // the body. The 30 s limit is no promise: it fails a connection that stays open.
+        #expect(await first(of: closed.stream, failingAfter: 30) != nil, "the connection stayed open")
     }
 
     /// The transports that can pause a transfer: corelibs URLSession (Linux) restarts a data

@@ -17,6 +17,9 @@
 //   ConveyorTestHelper redirect-chaos <base-url> <transport> <iterations>
 //     pauses, resumes and cancels GETs of redirect/2 at random moments; "done N" when each
 //     completed once (RedirectChaosChild.swift).
+//   ConveyorTestHelper netns <queue|cache|outbox> <transport>   (run inside `unshare --net`)
+//     takes the loopback down and up around queue suspension, the offline cache policy or
+//     outbox parking, with the real reachability monitor (NetnsChild.swift).
 //   ConveyorTestHelper cache-read <directory> <url> <disk-capacity>
 //     looks a URL up in an HTTPCache and prints its peak memory (CacheReadChild.swift).
 import Conveyor
@@ -192,6 +195,7 @@ case "reachability": exit(reachability())
 case "outbox": outboxChild(arguments: Array(arguments.dropFirst()))
 case "outbox-retry-dead": outboxRetryDeadChild(arguments: Array(arguments.dropFirst()))
 case "proxy-get": proxyGet(baseURL: URL(string: Array(arguments.dropFirst())[0])!)
+case "netns": netnsChild(arguments: Array(arguments.dropFirst()))
 case "cache-read": cacheReadChild(arguments: Array(arguments.dropFirst()))
 case "signal-at-install": signalAtInstall()
 case "redirect-chaos": redirectChaosChild(arguments: Array(arguments.dropFirst()))

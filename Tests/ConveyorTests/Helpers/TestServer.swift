@@ -1,4 +1,5 @@
 import Conveyor
+import ConveyorLocking
 import ConveyorTesting
 import Foundation
 
@@ -53,11 +54,12 @@ extension String {
     func trimmingSuffix(_ suffix: String) -> String { hasSuffix(suffix) ? String(dropLast(suffix.count)) : self }
 }
 
-/// A route that answers only once released (or after 10 s), and tells when a request arrived:
+/// A route that answers only once released (or after its fallback), and tells when a request arrived:
 /// it keeps an operation "in flight" for exactly as long as a test needs, whatever the load.
 final class HeldRoute: Sendable {
     private let gate = DispatchSemaphore(value: 0)
     private let arrivals = AsyncStream.makeStream(of: Void.self)
+    private let answers = Answers()
 
     /// Installs the route at `path` on `server`; it answers `response`, or `body` as text, once
     /// released or after `fallback` seconds. The fallback only ends a test that never releases:
@@ -69,11 +71,22 @@ final class HeldRoute: Sendable {
     ) {
         let gate = gate
         let arrivals = arrivals
+        let answers = answers
         server.route(path) { _ in
             arrivals.continuation.yield()
             _ = gate.wait(timeout: .now() + fallback)
+            answers.count.withLock { $0 += 1 }
             return response ?? .text(body)
         }
+    }
+
+    /// How many held requests have been let go (released or fallen back) and answered: 0 means
+    /// whatever happened to a held request so far happened before the server answered it.
+    var answeredCount: Int { answers.count.withLock { $0 } }
+
+    /// The count, in a class the route's closure can hold (a Lock cannot be copied into it).
+    private final class Answers: Sendable {
+        let count = Lock(0)
     }
 
     /// Returns once a request has reached the route.
@@ -85,4 +98,22 @@ final class HeldRoute: Sendable {
     func release() { gate.signal() }
 
     deinit { gate.signal() }
+}
+
+/// The first element of `stream`, or nil when `seconds` pass first. The limit is no promise
+/// under test: it only turns an event that never comes into a failure instead of a hang.
+func first<Element: Sendable>(of stream: AsyncStream<Element>, failingAfter seconds: Int) async -> Element? {
+    await withTaskGroup(of: Element?.self) { group in
+        group.addTask {
+            var iterator = stream.makeAsyncIterator()
+            return await iterator.next()
+        }
+        group.addTask {
+            try? await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        let result = await group.next() ?? nil
+        group.cancelAll()
+        return result
+    }
 }
