@@ -17,6 +17,8 @@ final class BenchServer: Sendable {
     let tlsBaseURL: URL?
     /// The self-signed certificate nginx's HTTPS server presents (trust it as an authority).
     let certificateAuthority: URL?
+    /// nginx's Unix domain socket, serving the same files; nil for the in-process server.
+    let unixSocketPath: String?
     private let local: LocalHTTPServer?
     private let root: URL?
 
@@ -28,6 +30,7 @@ final class BenchServer: Sendable {
         baseURL = server.baseURL
         tlsBaseURL = nil
         certificateAuthority = nil
+        unixSocketPath = nil
     }
 
     /// Starts nginx through `Benchmarks/nginx-server` on free loopback ports: HTTP/1.1, and
@@ -43,6 +46,7 @@ final class BenchServer: Sendable {
         baseURL = URL(string: "http://127.0.0.1:\(port)/")!
         tlsBaseURL = URL(string: "https://127.0.0.1:\(tlsPort)/")!
         certificateAuthority = directory.appendingPathComponent("tls/cert.pem")
+        unixSocketPath = directory.appendingPathComponent("nginx.sock").path
     }
 
     /// Answers `POST /upload` with "ok" whatever the body (nginx's configuration already does).

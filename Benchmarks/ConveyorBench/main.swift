@@ -352,6 +352,29 @@ if serverKind == "nginx" {
             ], commandLine: nil))
 }
 
+// Observing and routing (issue 40): the same GETs through a client with three event monitors
+// that do nothing (target: within 2 % of the plain client), and over nginx's Unix socket.
+struct NoOpMonitor: EventMonitor {}
+var monitoredConfiguration = configuration
+monitoredConfiguration.transport = .curl
+monitoredConfiguration.eventMonitors = [NoOpMonitor(), NoOpMonitor(), NoOpMonitor()]
+let monitoredClient = HTTPClient(baseURL: server.baseURL, configuration: monitoredConfiguration)
+var reachEntries = [
+    Entry(name: "Conveyor curl async", isConveyor: true, fetch: getAsync(curlClient)),
+    Entry(name: "Conveyor curl 3 monitors", isConveyor: true, target: (.curlAsync, 1.02), fetch: getAsync(monitoredClient)),
+]
+if let socket = server.unixSocketPath {
+    var socketConfiguration = configuration
+    socketConfiguration.transport = .curl
+    socketConfiguration.unixSocketPath = socket
+    let socketClient = HTTPClient(baseURL: URL(string: "http://localhost/")!, configuration: socketConfiguration)
+    reachEntries.append(Entry(name: "Conveyor curl via socket", isConveyor: true, fetch: getAsync(socketClient)))
+}
+scenarios.append(
+    Scenario(
+        name: "\(requestCount) small GETs, 16 in flight: event monitors and a Unix socket", requests: requestCount, inFlight: 16,
+        entries: reachEntries, commandLine: nil))
+
 // HTTP/2 over TLS (nginx's HTTPS port): 100 requests in flight multiplexed on one connection.
 // Every response's protocol is checked; one that is not HTTP/2 is counted and reported.
 let http2Requests = smoke ? 200 : 2000

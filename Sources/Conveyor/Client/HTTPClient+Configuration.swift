@@ -58,6 +58,10 @@ extension HTTPClient {
         /// after the ``authenticator`` and before anything is sent (see ``RequestAdapter``).
         /// Default none.
         public var requestAdapters: [any RequestAdapter] = []
+        /// Observe every step of every operation the client builds or enqueues, on one serial
+        /// queue of the client's, never on the transfer's thread (see ``EventMonitor``).
+        /// Default none.
+        public var eventMonitors: [any EventMonitor] = []
         /// Origins besides the base URL's that receive the client's credentials: the
         /// ``authenticator``'s, a default `Authorization` header (and the other headers in
         /// ``RedirectPolicy/headersRemovedAcrossOrigins``) and ``HTTPClient/defaultCredential``.

@@ -42,6 +42,8 @@ open class HTTPClient: @unchecked Sendable {
     let transport: any Transport
     /// The configuration's retry and redirect policies, boxed once for every operation to share.
     let policyBoxes: (retry: ColdBox<RetryPolicy>, redirect: ColdBox<RedirectPolicy>)
+    /// The configuration's request adapters and event monitors, shared by every operation; nil without either.
+    let hooks: ClientHooks?
     /// The queue and transport of streams (``stream(_:bufferLimit:)``, Server-Sent Events).
     let streams = StreamAllowance()
     /// Where the client's credentials may go (the base URL's origin and the named ones).
@@ -105,6 +107,7 @@ open class HTTPClient: @unchecked Sendable {
         self.operationQueue = Self.makeQueue(named: baseURL.host ?? baseURL.absoluteString, configuration: configuration)
         self.transport = TransportFactory.make(for: configuration)
         self.policyBoxes = (ColdBox(configuration.retryPolicy), ColdBox(configuration.redirectPolicy))
+        self.hooks = ClientHooks.make(requestAdapters: configuration.requestAdapters, eventMonitors: configuration.eventMonitors)
         self.mutableState = Lock(MutableState(defaultHeaders: DefaultHeaderValues.make()))
         self.reachability = Self.startReachability(for: baseURL, configuration: configuration, queue: operationQueue)
     }
@@ -123,6 +126,7 @@ open class HTTPClient: @unchecked Sendable {
         self.operationQueue = Self.makeQueue(named: "absolute URLs", configuration: configuration)
         self.transport = TransportFactory.make(for: configuration)
         self.policyBoxes = (ColdBox(configuration.retryPolicy), ColdBox(configuration.redirectPolicy))
+        self.hooks = ClientHooks.make(requestAdapters: configuration.requestAdapters, eventMonitors: configuration.eventMonitors)
         self.mutableState = Lock(MutableState(defaultHeaders: DefaultHeaderValues.make()))
         self.reachability = nil
     }

@@ -14,8 +14,10 @@ import Foundation
 /// #endif
 /// ```
 ///
-/// It observes the operation notifications, so every ``HTTPRequestOperation`` is logged, built
-/// by a client or not. Nothing is printed until ``startLogging()``; secrets are redacted by
+/// Started, it observes the operation notifications, so every ``HTTPRequestOperation`` is
+/// logged, built by a client or not; or, not started, put it in a client's
+/// ``HTTPClient/Configuration/eventMonitors`` to log that client's operations alone (it is an
+/// ``EventMonitor``). Nothing is printed until ``startLogging()``; secrets are redacted by
 /// default (``redaction``); lines go to a swappable ``sink`` from one serial queue, so entries
 /// of concurrent operations never interleave and the operation's thread never waits on I/O.
 ///
@@ -149,14 +151,20 @@ public final class NetworkLogger: Sendable {
         let center = NotificationCenter.default
         let observers = [
             center.addObserver(forName: .conveyorOperationDidStart, object: nil, queue: nil) { [weak self] in
-                self?.operationDidStart($0.object)
+                guard let operation = $0.object as? HTTPRequestOperation else { return }
+                self?.operationDidStart(operation, request: operation.currentRequest, observed: true)
             },
             center.addObserver(forName: .conveyorOperationDidFinish, object: nil, queue: nil) { [weak self] in
-                self?.operationDidFinish($0.object)
+                guard let operation = $0.object as? HTTPRequestOperation else { return }
+                self?.operationDidFinish(
+                    operation, request: operation.currentRequest, response: operation.responseHead, error: operation.error,
+                    metrics: operation.metrics, observed: true)
             },
             center.addObserver(forName: .conveyorOperationWillRetry, object: nil, queue: nil) { [weak self] in
+                guard let operation = $0.object as? HTTPRequestOperation else { return }
                 self?.operationWillRetry(
-                    $0.object, attempt: $0.userInfo?["attempt"] as? Int ?? 0, error: $0.userInfo?["error"] as? ConveyorError)
+                    operation, request: operation.currentRequest, response: operation.responseHead,
+                    attempt: $0.userInfo?["attempt"] as? Int ?? 0, error: $0.userInfo?["error"] as? ConveyorError, observed: true)
             },
         ].map { LockedReference($0) }
         let duplicate = state.withLock { state -> Bool in
@@ -184,48 +192,54 @@ public final class NetworkLogger: Sendable {
 
     // MARK: - Events
 
-    private func operationDidStart(_ object: Any?) {
-        guard let operation = object as? HTTPRequestOperation else { return }
+    // `observed`: reported by the notifications (``startLogging()``), else as an ``EventMonitor``
+    // of a client; one logger logs by one route at a time, so nothing is logged twice.
+
+    func operationDidStart(_ operation: HTTPRequestOperation, request: URLRequest, observed: Bool) {
         let now = clock()
-        guard let settings = settings(for: operation, recordingStart: now) else { return }
+        guard let settings = settings(for: operation, recordingStart: now, observed: observed) else { return }
         guard settings.level <= .info else { return }
-        var entry = "→ \(describe(operation.currentRequest, settings))"
-        if settings.level == .debug { entry += details(of: operation.currentRequest, settings) }
+        var entry = "→ \(describe(request, settings))"
+        if settings.level == .debug { entry += details(of: request, settings) }
         emit(entry, level: .info, settings)
     }
 
-    private func operationWillRetry(_ object: Any?, attempt: Int, error: ConveyorError?) {
-        guard let operation = object as? HTTPRequestOperation else { return }
+    func operationWillRetry(
+        _ operation: HTTPRequestOperation, request: URLRequest, response: HTTPResponseHead?, attempt: Int, error: ConveyorError?,
+        observed: Bool
+    ) {
         let now = clock()
         let attemptTime = state.withLock { state -> TimeInterval? in
             guard let times = state.started[ObjectIdentifier(operation)] else { return nil }
             state.started[ObjectIdentifier(operation)] = (times.start, now)
             return now - times.attemptStart
         }
-        guard let attemptTime, let settings = settings(for: operation, recordingStart: nil), settings.level <= .info else { return }
-        let status = operation.responseHead.map { "\($0.statusCode) " } ?? ""
+        guard let attemptTime, let settings = settings(for: operation, recordingStart: nil, observed: observed), settings.level <= .info
+        else { return }
+        let status = response.map { "\($0.statusCode) " } ?? ""
         var entry =
-            "↻ \(status)\(describe(operation.currentRequest, settings)) [attempt \(attempt - 1), \(Self.seconds(attemptTime))] retrying"
+            "↻ \(status)\(describe(request, settings)) [attempt \(attempt - 1), \(Self.seconds(attemptTime))] retrying"
         if let error { entry += ": \(redacted(error, settings))" }
         if settings.level == .debug { entry += "\n  next attempt: \(attempt)" }
         emit(entry, level: .info, settings)
     }
 
-    private func operationDidFinish(_ object: Any?) {
-        guard let operation = object as? HTTPRequestOperation else { return }
+    func operationDidFinish(
+        _ operation: HTTPRequestOperation, request: URLRequest, response: HTTPResponseHead?, error: ConveyorError?,
+        metrics: OperationMetrics?, observed: Bool
+    ) {
         let now = clock()
         let start = state.withLock { $0.started.removeValue(forKey: ObjectIdentifier(operation))?.start }
-        guard let settings = settings(for: operation, recordingStart: nil) else { return }
-        let error = operation.error
+        guard let settings = settings(for: operation, recordingStart: nil, observed: observed) else { return }
         let severity: Level = error.map { self.severity(of: $0, operation: operation, settings) } ?? .info
         guard settings.level <= severity else { return }
-        let status = operation.responseHead.map { String($0.statusCode) } ?? "ERR"
+        let status = response.map { String($0.statusCode) } ?? "ERR"
         var facts = [Self.seconds(start.map { now - $0 } ?? 0)]
-        if let metrics = operation.metrics, operation.responseHead != nil { facts.append(Self.size(Int64(metrics.bytesReceived))) }
-        if let attempts = operation.metrics?.attemptCount, attempts > 1 { facts.append("\(attempts) attempts") }
-        var entry = "← \(status) \(describe(operation.currentRequest, settings)) [\(facts.joined(separator: ", "))]"
+        if let metrics, response != nil { facts.append(Self.size(Int64(metrics.bytesReceived))) }
+        if let attempts = metrics?.attemptCount, attempts > 1 { facts.append("\(attempts) attempts") }
+        var entry = "← \(status) \(describe(request, settings)) [\(facts.joined(separator: ", "))]"
         if let error { entry += " \(redacted(error, settings))" }
-        if settings.level == .debug, let response = operation.responseHead {
+        if settings.level == .debug, let response {
             entry += details(of: response, operation: operation, settings)
         }
         emit(entry, level: severity, settings)
@@ -239,10 +253,11 @@ public final class NetworkLogger: Sendable {
         }
     }
 
-    /// The settings to log `operation` with, or nil when it is filtered out or logging is off.
-    private func settings(for operation: HTTPRequestOperation, recordingStart start: TimeInterval?) -> State? {
+    /// The settings to log `operation` with, or nil when it is filtered out, logging is off, or
+    /// the event came by the route the logger is not using (`observed`: the notifications).
+    private func settings(for operation: HTTPRequestOperation, recordingStart start: TimeInterval?, observed: Bool) -> State? {
         let settings = state.withLock { state -> State? in
-            guard !state.observers.isEmpty, state.level != .off else { return nil }
+            guard state.observers.isEmpty != observed, state.level != .off else { return nil }
             if let start { state.started[ObjectIdentifier(operation)] = (start, start) }
             var copy = state
             copy.observers = []

@@ -31,10 +31,12 @@ final class AttemptDelegate: TransportTaskDelegate {
     }
     func transportAwaitsConnection() {
         operation.transfer { $0.awaitsConnection(attempt: attempt) }
+        operation.report { [operation] in $0.requestIsWaitingForConnection(operation) }
     }
     func transportDidLeaveConnectionQueue() {
         // The idle time starts now: the queue was not the transfer's silence.
         operation.transfer { $0.leftConnectionQueue(attempt: attempt, now: .now()) }
+        operation.report { [operation] in $0.requestGotConnection(operation) }
     }
     var transportWantsPause: Bool {
         // The transfer pauses itself now; `send` resumes it if the consumer caught up meanwhile.

@@ -49,7 +49,7 @@ extension HTTPRequestOperation {
             if state.settingsAdoptions < .max { state.settingsAdoptions += 1 }
             state.adoptedClient = client
             state.transport = client.transport
-            state.requestAdapters = configuration.requestAdapters
+            state.clientHooks = client.hooks
             state.defaultCachePolicy = configuration.cachePolicy
             let assigned = state.assignedSettings
             if !assigned.contains(.callbackQueue) { state.callbackQueue = configuration.callbackQueue }
@@ -62,5 +62,6 @@ extension HTTPRequestOperation {
             if !assigned.contains(.credential) { state.credential = LockedReference(defaultCredential) }
             if !assigned.contains(.authenticator) { state.authenticator = authenticator }
         }
+        client.hooks?.monitors?.post { $0.requestWasCreated(self) }
     }
 }

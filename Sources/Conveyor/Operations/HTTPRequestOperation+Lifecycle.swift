@@ -18,6 +18,7 @@ extension HTTPRequestOperation {
         case .execute:
             guard transition(from: [.ready], to: .executing) else { return }
             NotificationCenter.default.post(name: .conveyorOperationDidStart, object: self)
+            report { [request] in $0.requestDidStart(self, request: request) }
             beginBackgroundTaskIfRequested()
             armTimers()
             send(currentRequest)

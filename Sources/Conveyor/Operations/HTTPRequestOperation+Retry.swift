@@ -56,6 +56,7 @@ extension HTTPRequestOperation {
         closeKeptBytes(file)
         NotificationCenter.default.post(
             name: .conveyorOperationWillRetry, object: self, userInfo: ["attempt": attemptNumber, "error": error])
+        report { $0.request(self, willRetry: attemptNumber, after: max(0, delay), because: error) }
         let timer = makeTimer(after: max(0, delay)) { [weak self] in
             guard let self, let next = self.transfer({ $0.retryTimerFired() }) else { return }
             // The next attempt gets fresh idle and resource budgets.

@@ -72,8 +72,8 @@ extension HTTPRequestOperation {
         var transport: any Transport = TransportFactory.shared
         /// Stamps a credential on every attempt and refreshes it (see ``Authenticator``).
         var authenticator: (any Authenticator)?
-        /// The client's, run on every attempt after the authenticator (see ``RequestAdapter``).
-        var requestAdapters: [any RequestAdapter] = []
+        /// The client's request adapters and event monitors (see ``RequestAdapter``, ``EventMonitor``).
+        var clientHooks: ClientHooks?
         /// The client-inheritable settings assigned on the operation itself; a client leaves them alone.
         var assignedSettings: ClientSettings = []
         /// How often a client's settings were adopted (saturating), which tests check is once
@@ -181,9 +181,11 @@ extension HTTPRequestOperation {
     @discardableResult
     func finish(_ result: Result<OneWayTransfer<Any?>, ConveyorError>) -> Bool {
         let claimed = mutableState.withLock { state in
-            state.transfer.claimCompletion(result, now: .now()).map { ($0, state.outputSink, state.bodyChannel) }
+            state.transfer.claimCompletion(result, now: .now()).map {
+                ($0, state.outputSink, state.bodyChannel, state.clientHooks?.monitors)
+            }
         }
-        guard let ((halt, secrets), sink, channel) = claimed else { return false }
+        guard let ((halt, secrets), sink, channel, monitors) = claimed else { return false }
         halt.timers.forEach { $0.cancel() }
         // AFNetworking closed the output stream when the operation finished, however it ended.
         sink?.close()
@@ -202,6 +204,11 @@ extension HTTPRequestOperation {
         transition(to: .finished)
         endBackgroundTaskIfAny()
         NotificationCenter.default.post(name: .conveyorOperationDidFinish, object: self)
+        if let monitors {
+            let (request, response, metrics) = transfer { ($0.currentRequest, $0.response, $0.metrics) }
+            let error: ConveyorError? = if case .failure(let error) = result { error } else { nil }
+            monitors.post { $0.requestDidFinish(self, request: request, response: response, error: error, metrics: metrics) }
+        }
         // Pinned through the finish line the logger just wrote; remembered (as recently used)
         // for what is printed later.
         SentSecrets.shared.unpin(secrets)

@@ -14,17 +14,18 @@ extension HTTPRequestOperation {
         // One lock: the attempt begins and takes the transport, the cache it goes through and
         // the client's adapters (with whether the request goes to the client's credential origins).
         let begun = mutableState.withLock { state in
-            state.transfer.attemptBegins(request, now: .now(), adapting: !state.requestAdapters.isEmpty).map { attempt in
+            let adapters = state.clientHooks?.requestAdapters ?? []
+            return state.transfer.attemptBegins(request, now: .now(), adapting: !adapters.isEmpty).map { attempt in
                 (
                     attempt, state.transport, attempt.resumeOffset == 0 ? cacheOptions(attempt: attempt.number, state: state) : nil,
-                    state.requestAdapters,
-                    state.requestAdapters.isEmpty ? false : state.adoptedClient?.credentialScope.contains(request.url) ?? false
+                    adapters, state.clientHooks?.monitors,
+                    adapters.isEmpty ? false : state.adoptedClient?.credentialScope.contains(request.url) ?? false
                 )
             }
         }
-        guard let (attempt, transport, cached, adapters, credentialOrigin) = begun else { return }
+        guard let (attempt, transport, cached, adapters, monitors, credentialOrigin) = begun else { return }
         guard !adapters.isEmpty else {
-            transmit(request, attempt: attempt, transport: transport, cached: cached)
+            transmit(request, attempt: attempt, transport: transport, cached: cached, monitors: monitors)
             return
         }
         // The adapters are the caller's code, and may wait: they run off this thread, and the
@@ -43,14 +44,15 @@ extension HTTPRequestOperation {
                 return
             }
             guard ifCurrent(attempt.number, { _ in true }) == true else { return }
-            transmit(adapted, attempt: attempt, transport: transport, cached: cached)
+            transmit(adapted, attempt: attempt, transport: transport, cached: cached, monitors: monitors)
         }
     }
 
     /// Checks the attempt's request and hands it to the transport (through the cache when it
     /// has one).
     private func transmit(
-        _ request: URLRequest, attempt: TransferStateMachine.Attempt, transport: any Transport, cached: (HTTPCache, HTTPCacheOptions)?
+        _ request: URLRequest, attempt: TransferStateMachine.Attempt, transport: any Transport, cached: (HTTPCache, HTTPCacheOptions)?,
+        monitors: EventMonitorDispatcher?
     ) {
         var request = request
         // The method reaches the request line as it is: anything but a token could inject
@@ -81,6 +83,7 @@ extension HTTPRequestOperation {
             return
         }
         let delegate = AttemptDelegate(operation: self, attempt: attempt.number)
+        monitors?.post { [request] in $0.request(self, willSend: request, attempt: attempt.ordinal) }
         let task: any TransportTask
         // A ranged continuation of a partial body is not a cacheable exchange (no options above).
         if let (cache, options) = cached {
@@ -107,6 +110,7 @@ extension HTTPRequestOperation {
             isUnreachable: { [weak client = state.adoptedClient] in client?.reachabilityStatus == .notReachable },
             reportSource: { [weak self] source in
                 self?.transfer { $0.sourceReported(source, attempt: attempt) }
+                if source != .network, let self { self.report { $0.request(self, wasAnsweredBy: source) } }
             })
         return (cache, options)
     }
@@ -174,7 +178,8 @@ extension HTTPRequestOperation {
             return .success(
                 HeadDelivery(
                     progress: state.transfer.downloadProgress, received: received, expected: expected,
-                    handler: followsRedirect ? nil : state.responseReceivedHandler, queue: state.callbackQueue))
+                    handler: followsRedirect ? nil : state.responseReceivedHandler, queue: state.callbackQueue,
+                    monitors: state.clientHooks?.monitors))
         }
         let head: HeadDelivery
         switch delivery {
@@ -186,6 +191,7 @@ extension HTTPRequestOperation {
             return
         case .success(let delivered): head = delivered
         }
+        head.monitors?.post { $0.request(self, didReceive: response) }
         if !followsRedirect { didReceive(response: response) }
         if let handler = head.handler { head.queue.async { handler(self, response) } }
         if let progress = head.progress { updateProgress(progress, completed: head.received, expected: head.expected) }
@@ -207,6 +213,7 @@ extension HTTPRequestOperation {
         var expected: Int64
         var handler: ResponseHandler?
         var queue: DispatchQueue
+        var monitors: EventMonitorDispatcher?
     }
 
     /// Decides whether the body of `response` goes to the output stream — a final answer with

@@ -99,6 +99,7 @@ extension HTTPRequestOperation {
             next = approved
         }
         transfer { $0.redirectFollowed() }
+        report { [next] in $0.request(self, willRedirectTo: next, after: response) }
         return next
     }
 

@@ -1,0 +1,33 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The logger as one ``EventMonitor`` among others: put it in a client's
+/// ``HTTPClient/Configuration/eventMonitors`` to log that client's operations alone, with the same
+/// lines, levels, redaction and sink as ``NetworkLogger/startLogging()`` — which logs every
+/// operation of the process. One logger logs by one route: while it observes the notifications
+/// (after `startLogging()`), its monitor methods log nothing, so nothing is written twice.
+extension NetworkLogger: EventMonitor {
+    /// Logs the start (`→ GET url`).
+    public func requestDidStart(_ operation: HTTPRequestOperation, request: URLRequest) {
+        operationDidStart(operation, request: request, observed: false)
+    }
+
+    /// Logs a retry (`↻ 503 GET url [attempt 1, 0.012 s] retrying: …`).
+    public func request(_ operation: HTTPRequestOperation, willRetry attempt: Int, after delay: TimeInterval, because error: ConveyorError)
+    {
+        operationWillRetry(
+            operation, request: operation.currentRequest, response: error.response.map(HTTPResponseHead.init), attempt: attempt,
+            error: error, observed: false)
+    }
+
+    /// Logs the finish (`← 200 GET url [0.123 s, 1.2 kB]`, or the failure).
+    public func requestDidFinish(
+        _ operation: HTTPRequestOperation, request: URLRequest, response: HTTPResponseHead?, error: ConveyorError?,
+        metrics: OperationMetrics?
+    ) {
+        operationDidFinish(operation, request: request, response: response, error: error, metrics: metrics, observed: false)
+    }
+}

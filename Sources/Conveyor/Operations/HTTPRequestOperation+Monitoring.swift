@@ -1,0 +1,14 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension HTTPRequestOperation {
+    /// Posts `event` to the client's ``EventMonitor``s, if it has any. For the rarer events (a
+    /// connection wait, a redirect, a retry, a cache answer); the frequent ones read the
+    /// monitors in a lock they take anyway.
+    func report(_ event: @escaping EventMonitorDispatcher.Event) {
+        read(\.clientHooks)?.monitors?.post(event)
+    }
+}
