@@ -53,6 +53,11 @@ extension HTTPClient {
             if host.isEmpty || host.unicodeScalars.contains(where: forbidden) {
                 return "the host \"\(host)\" is not a host name"
             }
+            // libcurl reads a leading `-` as "remove this entry", `+` as "add it later", and a
+            // `*` host as every host (found by the independent attack): none is a host name.
+            if let first = host.unicodeScalars.first, "-+*".unicodeScalars.contains(first) || host.contains("*") {
+                return "the host \"\(host)\" is not a host name (a leading - or +, or a *, means something else to libcurl)"
+            }
             guard (1...65535).contains(port) else { return "the port \(port) is not 1...65535" }
             guard !addresses.isEmpty else { return "it lists no address" }
             for address in addresses where Self.numericAddress(address) == nil {

@@ -83,14 +83,15 @@ extension HTTPClient {
         public var credentials: Credentials?
         /// Hosts reached directly rather than through ``server``: names (`localhost`), domains
         /// (`.corp.example` or `corp.example`: the domain and every name under it), IPv4 and
-        /// IPv6 addresses and CIDR ranges (`10.0.0.0/8`), `*` for every host. Default
+        /// IPv6 addresses, IPv4 CIDR ranges (`10.0.0.0/8`; libcurl matches no IPv6 range, so one
+        /// is refused), `*` for every host; no ports (an entry covers every port). Default
         /// ``defaultBypassedHosts``. Ignored by ``none`` and ``environment`` (whose list is
         /// `no_proxy`).
         public var bypassedHosts: [String] = Self.defaultBypassedHosts
 
-        /// `localhost` and the loopback addresses: a local server is never reached through a proxy
-        /// unless the list says otherwise.
-        public static let defaultBypassedHosts = ["localhost", "127.0.0.0/8", "::1"]
+        /// `localhost` and the loopback addresses (IPv4, IPv6, and IPv4 loopback mapped into IPv6):
+        /// a local server is never reached through a proxy unless the list says otherwise.
+        public static let defaultBypassedHosts = ["localhost", "127.0.0.0/8", "::1", "::ffff:127.0.0.1"]
 
         private init(route: Route, credentials: Credentials? = nil) {
             self.route = route
@@ -190,12 +191,47 @@ extension HTTPClient {
             if let entry = bypassedHosts.first(where: { $0.isEmpty || $0.unicodeScalars.contains { $0.value <= 0x20 || $0 == "," } }) {
                 return "the bypassed host \"\(entry)\" is empty or holds a comma or whitespace"
             }
+            for entry in bypassedHosts {
+                if let problem = Self.problem(ofBypassEntry: entry) { return problem }
+            }
             return nil
         }
 
-        /// The bypass list as libcurl's `CURLOPT_NOPROXY` takes it (brackets dropped from IPv6).
+        /// What is wrong with one bypass entry (found by the independent attack: these were
+        /// accepted and silently ignored): a port (the list names hosts), a CIDR prefix longer
+        /// than its address.
+        private static func problem(ofBypassEntry entry: String) -> String? {
+            let bare = entry.hasPrefix("[") && entry.hasSuffix("]") ? String(entry.dropFirst().dropLast()) : entry
+            let parts = bare.split(separator: "/", omittingEmptySubsequences: false)
+            if parts.count > 2 { return "the bypassed host \"\(entry)\" is not a host, domain, address or CIDR range" }
+            let address = String(parts[0])
+            let isIPv6 = address.contains(":") && AddressOverride.numericAddress(address) != nil
+            if !isIPv6, address.contains(":") {
+                return "the bypassed host \"\(entry)\" names a port: the list names hosts, every port of each"
+            }
+            guard parts.count == 2 else { return nil }
+            let maximum = isIPv6 ? 128 : 32
+            guard AddressOverride.numericAddress(address) != nil, let prefix = Int(parts[1]), (0...maximum).contains(prefix) else {
+                return "the bypassed range \"\(entry)\" is not an address with a prefix of 0...\(maximum) bits"
+            }
+            // libcurl 7.88 matches no IPv6 range (measured: `::1/128` was proxied): refused rather
+            // than silently sending those hosts through the proxy.
+            if isIPv6, prefix < 128 {
+                return "the bypassed range \"\(entry)\" is an IPv6 range, which libcurl does not match: list the addresses"
+            }
+            return nil
+        }
+
+        /// The bypass list as libcurl's `CURLOPT_NOPROXY` takes it: brackets dropped from IPv6, a
+        /// range of one address (`::1/128`, which libcurl 7.88 ignores) as that address, and a
+        /// `*` anywhere in the list as the list (libcurl honours `*` only when it stands alone).
         var noProxyList: String {
-            bypassedHosts.map { $0.hasPrefix("[") && $0.hasSuffix("]") ? String($0.dropFirst().dropLast()) : $0 }.joined(separator: ",")
+            if bypassedHosts.contains("*") { return "*" }
+            return bypassedHosts.map { entry -> String in
+                var bare = entry.hasPrefix("[") && entry.hasSuffix("]") ? String(entry.dropFirst().dropLast()) : entry
+                if bare.hasSuffix("/128") || (bare.hasSuffix("/32") && !bare.contains(":")) { bare = String(bare.prefix { $0 != "/" }) }
+                return bare
+            }.joined(separator: ",")
         }
 
         /// `url` with any password replaced, for error messages.

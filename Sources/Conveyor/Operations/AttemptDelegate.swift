@@ -30,13 +30,13 @@ final class AttemptDelegate: TransportTaskDelegate {
         operation.attemptDidComplete(response: response, error: error, attempt: attempt)
     }
     func transportAwaitsConnection() {
-        operation.transfer { $0.awaitsConnection(attempt: attempt) }
-        operation.report { [operation] in $0.requestIsWaitingForConnection(operation) }
+        let monitors = operation.transferReporting { $0.awaitsConnection(attempt: attempt) }
+        monitors?.post { [operation] in $0.requestIsWaitingForConnection(operation) }
     }
     func transportDidLeaveConnectionQueue() {
         // The idle time starts now: the queue was not the transfer's silence.
-        operation.transfer { $0.leftConnectionQueue(attempt: attempt, now: .now()) }
-        operation.report { [operation] in $0.requestGotConnection(operation) }
+        let monitors = operation.transferReporting { $0.leftConnectionQueue(attempt: attempt, now: .now()) }
+        monitors?.post { [operation] in $0.requestGotConnection(operation) }
     }
     var transportWantsPause: Bool {
         // The transfer pauses itself now; `send` resumes it if the consumer caught up meanwhile.

@@ -11,4 +11,13 @@ extension HTTPRequestOperation {
     func report(_ event: @escaping EventMonitorDispatcher.Event) {
         read(\.clientHooks)?.monitors?.post(event)
     }
+
+    /// Lock → machine, and the client's monitors read in the same lock (for an event that is
+    /// reported on every attempt: one lock, not two).
+    func transferReporting(_ event: (inout TransferStateMachine) -> Void) -> EventMonitorDispatcher? {
+        mutableState.withLock { state in
+            event(&state.transfer)
+            return state.clientHooks?.monitors
+        }
+    }
 }

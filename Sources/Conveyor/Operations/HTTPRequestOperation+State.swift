@@ -182,10 +182,13 @@ extension HTTPRequestOperation {
     func finish(_ result: Result<OneWayTransfer<Any?>, ConveyorError>) -> Bool {
         let claimed = mutableState.withLock { state in
             state.transfer.claimCompletion(result, now: .now()).map {
-                ($0, state.outputSink, state.bodyChannel, state.clientHooks?.monitors)
+                (
+                    $0, state.outputSink, state.bodyChannel,
+                    state.clientHooks?.monitors.map { ($0, state.transfer.currentRequest, state.transfer.response, state.transfer.metrics) }
+                )
             }
         }
-        guard let ((halt, secrets), sink, channel, monitors) = claimed else { return false }
+        guard let ((halt, secrets), sink, channel, monitored) = claimed else { return false }
         halt.timers.forEach { $0.cancel() }
         // AFNetworking closed the output stream when the operation finished, however it ended.
         sink?.close()
@@ -204,8 +207,7 @@ extension HTTPRequestOperation {
         transition(to: .finished)
         endBackgroundTaskIfAny()
         NotificationCenter.default.post(name: .conveyorOperationDidFinish, object: self)
-        if let monitors {
-            let (request, response, metrics) = transfer { ($0.currentRequest, $0.response, $0.metrics) }
+        if let (monitors, request, response, metrics) = monitored {
             let error: ConveyorError? = if case .failure(let error) = result { error } else { nil }
             monitors.post { $0.requestDidFinish(self, request: request, response: response, error: error, metrics: metrics) }
         }

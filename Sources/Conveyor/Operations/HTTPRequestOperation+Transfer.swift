@@ -44,8 +44,32 @@ extension HTTPRequestOperation {
                 return
             }
             guard ifCurrent(attempt.number, { _ in true }) == true else { return }
-            transmit(adapted, attempt: attempt, transport: transport, cached: cached, monitors: monitors)
+            switch checkedAdaptation(of: request, to: adapted) {
+            case .success(let checked): transmit(checked, attempt: attempt, transport: transport, cached: cached, monitors: monitors)
+            case .failure(let error): fail(error, response: nil, retryable: false)
+            }
         }
+    }
+
+    /// What the adapters returned, made safe to send (both found by the independent attack): a
+    /// request without an `http(s)` URL is ``ConveyorError/invalidURL(path:baseURL:)`` (corelibs
+    /// URLSession traps on one without a URL); one moved to another origin loses the credential
+    /// headers it carried unchanged from before (``RedirectPolicy/headersRemovedAcrossOrigins``,
+    /// as for a redirect) — a header the adapter itself set is its own decision.
+    private func checkedAdaptation(of original: URLRequest, to adapted: URLRequest) -> Result<URLRequest, ConveyorError> {
+        guard let url = adapted.url, let scheme = url.scheme?.lowercased(),
+            scheme == "http" || scheme == "https" || HTTPClient.isUnixSocketURL(url), url.host != nil
+        else {
+            return .failure(.invalidURL(path: adapted.url?.absoluteString ?? "(no URL)", baseURL: nil))
+        }
+        guard !Origin.same(original.url, url) else { return .success(adapted) }
+        var checked = adapted
+        for name in redirectPolicy.headersRemovedAcrossOrigins {
+            if let value = original.value(forHTTPHeaderField: name), adapted.value(forHTTPHeaderField: name) == value {
+                checked.setHeader(nil, for: name)
+            }
+        }
+        return .success(checked)
     }
 
     /// Checks the attempt's request and hands it to the transport (through the cache when it

@@ -49,7 +49,7 @@ struct ProxyTests {
         // The default list sends 127.0.0.1 directly.
         let bypassing = testClient(server, .curl) { $0.proxy = .http(host: "127.0.0.1", port: refused.port) }
         #expect(try await bypassing.response(method: .get, path: "get").statusCode == 200)
-        #expect(HTTPClient.Proxy.http(host: "proxy").bypassedHosts == ["localhost", "127.0.0.0/8", "::1"])
+        #expect(HTTPClient.Proxy.http(host: "proxy").bypassedHosts == ["localhost", "127.0.0.0/8", "::1", "::ffff:127.0.0.1"])
         // .none ignores the environment and connects directly.
         #expect(try await testClient(server, .curl) { $0.proxy = .none }.response(method: .get, path: "get").statusCode == 200)
         #expect(server.requestCount(path: "/get") == 2)
