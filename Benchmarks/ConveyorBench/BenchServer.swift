@@ -19,6 +19,9 @@ final class BenchServer: Sendable {
     let certificateAuthority: URL?
     /// nginx's Unix domain socket, serving the same files; nil for the in-process server.
     let unixSocketPath: String?
+    /// The port of nginx's HTTP forward proxy to the same server (on 127.0.0.1); nil for the
+    /// in-process server.
+    let proxyPort: Int?
     private let local: LocalHTTPServer?
     private let root: URL?
 
@@ -31,6 +34,7 @@ final class BenchServer: Sendable {
         tlsBaseURL = nil
         certificateAuthority = nil
         unixSocketPath = nil
+        proxyPort = nil
     }
 
     /// Starts nginx through `Benchmarks/nginx-server` on free loopback ports: HTTP/1.1, and
@@ -38,15 +42,17 @@ final class BenchServer: Sendable {
     init(nginxIn directory: URL) throws {
         let port = try Self.freePort()
         let tlsPort = try Self.freePort()
+        let proxyPort = try Self.freePort()
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("nginx-server")
-        try Self.runScript(script, ["start", directory.path, String(port), String(tlsPort)])
+        try Self.runScript(script, ["start", directory.path, String(port), String(tlsPort), String(proxyPort)])
         local = nil
         root = directory
         baseURL = URL(string: "http://127.0.0.1:\(port)/")!
         tlsBaseURL = URL(string: "https://127.0.0.1:\(tlsPort)/")!
         certificateAuthority = directory.appendingPathComponent("tls/cert.pem")
         unixSocketPath = directory.appendingPathComponent("nginx.sock").path
+        self.proxyPort = proxyPort
     }
 
     /// Answers `POST /upload` with "ok" whatever the body (nginx's configuration already does).

@@ -353,7 +353,8 @@ if serverKind == "nginx" {
 }
 
 // Observing and routing (issue 40): the same GETs through a client with three event monitors
-// that do nothing (target: within 2 % of the plain client), and over nginx's Unix socket.
+// that do nothing (target: within 2 % of the plain client), over nginx's Unix socket, and
+// through nginx as an HTTP forward proxy to itself.
 struct NoOpMonitor: EventMonitor {}
 var monitoredConfiguration = configuration
 monitoredConfiguration.transport = .curl
@@ -370,9 +371,18 @@ if let socket = server.unixSocketPath {
     let socketClient = HTTPClient(baseURL: URL(string: "http://localhost/")!, configuration: socketConfiguration)
     reachEntries.append(Entry(name: "Conveyor curl via socket", isConveyor: true, fetch: getAsync(socketClient)))
 }
+if let proxyPort = server.proxyPort {
+    var proxyConfiguration = configuration
+    proxyConfiguration.transport = .curl
+    var proxy = HTTPClient.Proxy.http(host: "127.0.0.1", port: proxyPort)
+    proxy.bypassedHosts = []  // the origin is on loopback, which the default list bypasses
+    proxyConfiguration.proxy = proxy
+    let proxyClient = HTTPClient(baseURL: server.baseURL, configuration: proxyConfiguration)
+    reachEntries.append(Entry(name: "Conveyor curl via proxy", isConveyor: true, fetch: getAsync(proxyClient)))
+}
 scenarios.append(
     Scenario(
-        name: "\(requestCount) small GETs, 16 in flight: event monitors and a Unix socket", requests: requestCount, inFlight: 16,
+        name: "\(requestCount) small GETs, 16 in flight: event monitors, a Unix socket, a proxy", requests: requestCount, inFlight: 16,
         entries: reachEntries, commandLine: nil))
 
 // HTTP/2 over TLS (nginx's HTTPS port): 100 requests in flight multiplexed on one connection.
