@@ -26,32 +26,44 @@ import Foundation
 #endif
 
 #if canImport(UIKit) && !os(watchOS)
+    /// The platform's image view.
+    typealias PlatformImageView = UIImageView
+#elseif canImport(AppKit)
+    typealias PlatformImageView = NSImageView
+#endif
+
+#if (canImport(UIKit) && !os(watchOS)) || canImport(AppKit)
+    /// Shows downloaded images in an image view through ``ImageDisplaying``, converting to the
+    /// platform's image type; kept alive by the view (an associated object). Not
+    /// main-actor-isolated (a nested type would not inherit the view's isolation either): its
+    /// setter may run on any callback queue, and sets the view's image on the main thread.
+    private final class ImageViewAdapter: ImageDisplaying {
+        weak var view: PlatformImageView?
+        var image: EncodedImage? {
+            get { nil }
+            set {
+                let view = self.view
+                performOnMainThread { view?.image = newValue?.platformImage }
+            }
+        }
+        init(_ view: PlatformImageView) { self.view = view }
+
+        nonisolated(unsafe) private static var key: UInt8 = 0
+
+        /// The view's adapter, made on first use.
+        static func of(_ view: PlatformImageView) -> ImageViewAdapter {
+            if let adapter = objc_getAssociatedObject(view, &key) as? ImageViewAdapter { return adapter }
+            let adapter = ImageViewAdapter(view)
+            objc_setAssociatedObject(view, &key, adapter, .OBJC_ASSOCIATION_RETAIN_NONATOMIC)
+            return adapter
+        }
+    }
+#endif
+
+#if canImport(UIKit) && !os(watchOS)
     /// `UIImageView` shows downloaded images through an ``ImageDisplaying`` adapter that converts
     /// to `UIImage`; the adapter is kept alive by the view (an associated object).
     extension UIImageView {
-        /// Not main-actor-isolated (a nested type does not inherit the view's isolation): its
-        /// setter may run on any callback queue, and sets the view's image on the main thread.
-        private final class Adapter: ImageDisplaying {
-            weak var view: UIImageView?
-            var image: EncodedImage? {
-                get { nil }
-                set {
-                    let view = self.view
-                    performOnMainThread { view?.image = newValue?.platformImage }
-                }
-            }
-            init(_ view: UIImageView) { self.view = view }
-        }
-
-        nonisolated(unsafe) private static var adapterKey: UInt8 = 0
-
-        private var conveyorAdapter: Adapter {
-            if let adapter = objc_getAssociatedObject(self, &Self.adapterKey) as? Adapter { return adapter }
-            let adapter = Adapter(self)
-            objc_setAssociatedObject(self, &Self.adapterKey, adapter, .OBJC_ASSOCIATION_RETAIN_NONATOMIC)
-            return adapter
-        }
-
         /// Shows the image at `url` (see ``ImageDisplaying/setImage(with:placeholder:processingIdentifier:downloader:completion:)``).
         /// - Parameters:
         ///   - url: The image's URL.
@@ -62,41 +74,17 @@ import Foundation
             with url: URL, placeholder: UIImage? = nil, downloader: ImageDownloader = .shared,
             completion: ImageDownloader.Completion? = nil
         ) {
-            let adapter = conveyorAdapter
             if placeholder != nil, downloader.imageCache?.image(for: url) == nil { image = placeholder }
-            adapter.setImage(with: url, placeholder: nil, downloader: downloader, completion: completion)
+            ImageViewAdapter.of(self).setImage(with: url, placeholder: nil, downloader: downloader, completion: completion)
         }
 
         /// Cancels the view's pending image download.
-        public func cancelImageRequest() { conveyorAdapter.cancelImageRequest() }
+        public func cancelImageRequest() { ImageViewAdapter.of(self).cancelImageRequest() }
     }
 #elseif canImport(AppKit)
     /// `NSImageView` shows downloaded images through an ``ImageDisplaying`` adapter that converts
     /// to `NSImage`; the adapter is kept alive by the view (an associated object).
     extension NSImageView {
-        /// Not main-actor-isolated (a nested type does not inherit the view's isolation): its
-        /// setter may run on any callback queue, and sets the view's image on the main thread.
-        private final class Adapter: ImageDisplaying {
-            weak var view: NSImageView?
-            var image: EncodedImage? {
-                get { nil }
-                set {
-                    let view = self.view
-                    performOnMainThread { view?.image = newValue?.platformImage }
-                }
-            }
-            init(_ view: NSImageView) { self.view = view }
-        }
-
-        nonisolated(unsafe) private static var adapterKey: UInt8 = 0
-
-        private var conveyorAdapter: Adapter {
-            if let adapter = objc_getAssociatedObject(self, &Self.adapterKey) as? Adapter { return adapter }
-            let adapter = Adapter(self)
-            objc_setAssociatedObject(self, &Self.adapterKey, adapter, .OBJC_ASSOCIATION_RETAIN_NONATOMIC)
-            return adapter
-        }
-
         /// Shows the image at `url` (see ``ImageDisplaying/setImage(with:placeholder:processingIdentifier:downloader:completion:)``).
         /// - Parameters:
         ///   - url: The image's URL.
@@ -107,12 +95,11 @@ import Foundation
             with url: URL, placeholder: NSImage? = nil, downloader: ImageDownloader = .shared,
             completion: ImageDownloader.Completion? = nil
         ) {
-            let adapter = conveyorAdapter
             if placeholder != nil, downloader.imageCache?.image(for: url) == nil { image = placeholder }
-            adapter.setImage(with: url, placeholder: nil, downloader: downloader, completion: completion)
+            ImageViewAdapter.of(self).setImage(with: url, placeholder: nil, downloader: downloader, completion: completion)
         }
 
         /// Cancels the view's pending image download.
-        public func cancelImageRequest() { conveyorAdapter.cancelImageRequest() }
+        public func cancelImageRequest() { ImageViewAdapter.of(self).cancelImageRequest() }
     }
 #endif
