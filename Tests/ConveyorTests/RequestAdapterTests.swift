@@ -34,15 +34,7 @@ struct RequestAdapterTests {
     func everyAttempt(transport: HTTPClient.TransportKind) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let refused = Lock(false)
-        server.route("/start") { _ in .init(status: 302, headers: ["Location": "/flaky"]) }
-        server.route("/flaky") { _ in
-            let first = refused.withLock { done -> Bool in
-                defer { done = true }
-                return !done
-            }
-            return first ? .init(status: 503, headers: ["Retry-After": "0"]) : .text("ok")
-        }
+        server.routeRedirectThenRetry()
         let calls = AttemptLog()
         let client = testClient(server, transport) {
             $0.retryPolicy = .attempts(2)
