@@ -13,7 +13,8 @@ import Foundation
 ///
 /// **Where the methods run.** On one serial queue per client, in the order the events happened,
 /// for all its monitors in the order they are listed — never on the transfer's thread: a
-/// monitor cannot stall a transfer, and the transfer never waits for a monitor. Each event
+/// monitor cannot stall a transfer, and the transfer never waits for a monitor. Events gather
+/// for about a millisecond before the queue wakes, so a monitor hears of one that much later. Each event
 /// carries the values of its moment (the request as sent, the response head, the error, the
 /// metrics), so reading the operation is never needed and may show a later state. A monitor
 /// that is slower than the events arrive delays the client's other monitors, and its events
