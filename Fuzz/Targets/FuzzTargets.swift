@@ -90,7 +90,7 @@ enum FuzzTargets {
     /// Image sniffing reads only what is there.
     static func imageHeaderSniffing(_ data: Data) {
         _ = ImageHeader.read(data)
-        _ = try? Image(data: data)
+        _ = try? EncodedImage(data: data)
     }
 
     /// LocalHTTPServer's request parser, fed through a socket pair: requests parse or the

@@ -28,6 +28,10 @@
             func transportDidReceive(response: HTTPResponseHead) { state.withLock { $0.status = response.statusCode } }
             func transportDidReceive(data: Data) { state.withLock { $0.body.append(data) } }
             func transportDidSend(bytes: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {}
+            func transportDidCollect(metrics: TransferMetrics) {}
+            var transportWantsPause: Bool { false }
+            func transportAwaitsConnection() {}
+            func transportDidLeaveConnectionQueue() {}
             func transportDisposition(for challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
                 (.cancelAuthenticationChallenge, nil)
             }

@@ -11,7 +11,8 @@ import Testing
 /// credentials stamped, metrics collected, the completion heard — in every state, as
 /// `TransferStateMachineTests` does for the events that start, stop and steer a transfer.
 /// The rule they share: after the completion is claimed nothing changes, except what a caller
-/// may still ask for (a `Progress`) and what only a finished operation does (its completion ran).
+/// may still ask for (a `Progress`) and what only a finished operation does (its completion ran,
+/// its monitors heard the finish). Only a never-run operation runs for the first time.
 @Suite("The transfer state machine's bookkeeping, event by event")
 struct TransferStateMachineBookkeepingTests {
     typealias Fixture = TransferStateMachineTests.Fixture
@@ -47,7 +48,7 @@ struct TransferStateMachineBookkeepingTests {
     enum Event: String, CaseIterable, CustomStringConvertible {
         case routeBody, backpressure, pauseReceiving, resumeReceiving, redirect, credentialApplied, credentialWait
         case keptBytesLost, preflightFailed, continueSaved, leftConnectionQueue, metrics, source, progress
-        case completionRan, whenCompletionRuns, retryTimerArmed
+        case completionRan, whenCompletionRuns, retryTimerArmed, firstRun, monitorsHeardFinish
 
         var description: String { rawValue }
 
@@ -96,6 +97,11 @@ struct TransferStateMachineBookkeepingTests {
             case .progress: answered = machine.progress(upload: false).made
             case .completionRan: _ = machine.completionRan()
             case .whenCompletionRuns: answered = machine.whenCompletionRuns {}
+            case .firstRun: answered = machine.firstRun(now: TransferStateMachineTests.now, date: Date())
+            case .monitorsHeardFinish:
+                let before = machine.monitorsHaveHeardFinish
+                machine.monitorsHeardFinish()
+                answered = machine.monitorsHaveHeardFinish != before
             case .retryTimerArmed:
                 let timer = DeadlineScheduler.shared.schedule(after: 3600) {}
                 defer { timer.cancel() }
@@ -119,15 +125,15 @@ struct TransferStateMachineBookkeepingTests {
         .waiting: [
             .backpressure,
             .pauseReceiving, .redirect, .credentialApplied, .credentialWait, .preflightFailed, .continueSaved, .progress,
-            .whenCompletionRuns,
+            .whenCompletionRuns, .firstRun,
         ],
         .enqueued: [
             .backpressure, .pauseReceiving, .redirect, .credentialApplied, .credentialWait, .preflightFailed, .continueSaved, .progress,
-            .whenCompletionRuns,
+            .whenCompletionRuns, .firstRun,
         ],
         .pausedBeforeStart: [
             .backpressure, .pauseReceiving, .redirect, .credentialApplied, .credentialWait, .preflightFailed, .continueSaved, .progress,
-            .whenCompletionRuns,
+            .whenCompletionRuns, .firstRun,
         ],
         // No task yet: a consumer's pause waits for it (the flag), and there is no task to resume.
         .executingWithoutTask: running.union([.backpressure, .pauseReceiving, .leftConnectionQueue, .metrics, .source]),
@@ -140,7 +146,7 @@ struct TransferStateMachineBookkeepingTests {
         .paused: [
             .backpressure, .pauseReceiving, .redirect, .credentialApplied, .credentialWait, .keptBytesLost, .progress, .whenCompletionRuns,
         ],
-        .finished: [.progress, .completionRan, .whenCompletionRuns],
+        .finished: [.progress, .completionRan, .whenCompletionRuns, .monitorsHeardFinish],
     ]
 
     @Test("Every bookkeeping event in every state: acted on or dropped as the table says", arguments: Fixture.allCases)

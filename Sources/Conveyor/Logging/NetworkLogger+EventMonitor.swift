@@ -8,7 +8,11 @@ import Foundation
 /// ``HTTPClient/Configuration/eventMonitors`` to log that client's operations alone, with the same
 /// lines, levels, redaction and sink as ``NetworkLogger/startLogging()`` — which logs every
 /// operation of the process. One logger logs by one route: while it observes the notifications
-/// (after `startLogging()`), its monitor methods log nothing, so nothing is written twice.
+/// (after `startLogging()`), its monitor methods log nothing, so nothing is written twice. The
+/// route is chosen when an event reaches the logger, and a monitor hears of an event later than
+/// the notifications do: calling `startLogging()` or `stopLogging()` on a logger that is also a
+/// client's monitor, while that client's operations run, can log an operation around the switch
+/// twice or not at all. Use one route per logger.
 extension NetworkLogger: EventMonitor {
     /// Logs the start (`→ GET url`).
     public func requestDidStart(_ operation: HTTPRequestOperation, request: URLRequest) {

@@ -103,12 +103,14 @@ public struct Redaction: Sendable {
         return keys.last.map { parameterNames.contains(String($0)) } ?? false
     }
 
-    /// The URL with sensitive query parameter values replaced (and any user:password removed).
+    /// The URL with sensitive query parameter values replaced, and any user and password too (a
+    /// user name is half a credential: found by the independent attack, it was printed whole).
     /// - Parameter url: The URL.
     /// - Returns: The text to print.
     public func url(_ url: URL?) -> String {
         guard let url else { return "(no URL)" }
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
+        if components.user != nil { components.user = Self.placeholder }
         if components.password != nil { components.password = Self.placeholder }
         if let items = components.percentEncodedQueryItems {
             var changed = false

@@ -11,7 +11,8 @@ import Foundation
 /// {"attempts":1,"bytesReceived":1234,"bytesSent":0,"duration":0.0213,"method":"GET","redirects":0,"source":"network","status":200,"url":"https://api.example.com/items?page=2"}
 /// ```
 ///
-/// Keys are sorted; `status` is absent without a response, `error` (the error's redacted
+/// Keys are sorted; `attempts` is ``OperationMetrics/attemptCount`` (the first attempt and its
+/// retries; redirects are `redirects`); `status` is absent without a response, `error` (the error's redacted
 /// description) present only for a failure, `timeToFirstResponse` only once a response came.
 /// URLs are redacted as in ``NetworkLogger`` (no user or password; token-like query values
 /// hidden) and every credential value Conveyor sent is masked. Lines go to a ``LogSink`` at

@@ -31,12 +31,12 @@ final class AttemptDelegate: TransportTaskDelegate {
     }
     func transportAwaitsConnection() {
         let monitors = operation.transferReporting { $0.awaitsConnection(attempt: attempt) }
-        monitors?.post { [operation] in $0.requestIsWaitingForConnection(operation) }
+        monitors?.post(operation) { [operation] in $0.requestIsWaitingForConnection(operation) }
     }
     func transportDidLeaveConnectionQueue() {
         // The idle time starts now: the queue was not the transfer's silence.
         let monitors = operation.transferReporting { $0.leftConnectionQueue(attempt: attempt, now: .now()) }
-        monitors?.post { [operation] in $0.requestGotConnection(operation) }
+        monitors?.post(operation) { [operation] in $0.requestGotConnection(operation) }
     }
     var transportWantsPause: Bool {
         // The transfer pauses itself now; `send` resumes it if the consumer caught up meanwhile.

@@ -62,6 +62,6 @@ extension HTTPRequestOperation {
             if !assigned.contains(.credential) { state.credential = LockedReference(defaultCredential) }
             if !assigned.contains(.authenticator) { state.authenticator = authenticator }
         }
-        client.hooks?.monitors?.post { $0.requestWasCreated(self) }
+        client.hooks?.monitors?.post(self) { $0.requestWasCreated(self) }
     }
 }

@@ -17,12 +17,18 @@ extension HTTPRequestOperation {
         case .finish(let error): finish(.failure(error))
         case .execute:
             guard transition(from: [.ready], to: .executing) else { return }
-            NotificationCenter.default.post(name: .conveyorOperationDidStart, object: self)
-            report { [request] in $0.requestDidStart(self, request: request) }
-            beginBackgroundTaskIfRequested()
+            announceStart()
             armTimers()
             send(currentRequest)
         }
+    }
+
+    /// Tells the world the operation runs (once: by its start, or by the resume of one paused
+    /// before its queue started it — that one was not announced; found by the independent attack).
+    private func announceStart() {
+        NotificationCenter.default.post(name: .conveyorOperationDidStart, object: self)
+        report { [request] in $0.requestDidStart(self, request: request) }
+        beginBackgroundTaskIfRequested()
     }
 
     /// Makes the operation fail with `error` as soon as it starts, without network traffic: a
@@ -77,6 +83,7 @@ extension HTTPRequestOperation {
         guard transition(from: [.paused], to: .ready) else { return }
         // Paused before its queue started it: the queue will.
         guard hasStarted, transition(from: [.ready], to: .executing) else { return }
+        if transfer({ $0.firstRun(now: .now(), date: Date()) }) { announceStart() }
         armTimers()
         send(currentRequest)
     }

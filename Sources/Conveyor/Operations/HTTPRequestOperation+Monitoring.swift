@@ -8,8 +8,8 @@ extension HTTPRequestOperation {
     /// Posts `event` to the client's ``EventMonitor``s, if it has any. For the rarer events (a
     /// connection wait, a redirect, a retry, a cache answer); the frequent ones read the
     /// monitors in a lock they take anyway.
-    func report(_ event: @escaping EventMonitorDispatcher.Event) {
-        read(\.clientHooks)?.monitors?.post(event)
+    func report(_ event: @escaping @Sendable (any EventMonitor) -> Void) {
+        read(\.clientHooks)?.monitors?.post(self, event)
     }
 
     /// Lock → machine, and the client's monitors read in the same lock (for an event that is

@@ -209,7 +209,9 @@ extension HTTPRequestOperation {
         NotificationCenter.default.post(name: .conveyorOperationDidFinish, object: self)
         if let (monitors, request, response, metrics) = monitored {
             let error: ConveyorError? = if case .failure(let error) = result { error } else { nil }
-            monitors.post { $0.requestDidFinish(self, request: request, response: response, error: error, metrics: metrics) }
+            monitors.post(self, finishes: true) {
+                $0.requestDidFinish(self, request: request, response: response, error: error, metrics: metrics)
+            }
         }
         // Pinned through the finish line the logger just wrote; remembered (as recently used)
         // for what is printed later.

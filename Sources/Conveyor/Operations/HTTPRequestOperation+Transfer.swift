@@ -107,7 +107,7 @@ extension HTTPRequestOperation {
             return
         }
         let delegate = AttemptDelegate(operation: self, attempt: attempt.number)
-        monitors?.post { [request] in $0.request(self, willSend: request, attempt: attempt.ordinal) }
+        monitors?.post(self) { [request] in $0.request(self, willSend: request, attempt: attempt.ordinal) }
         let task: any TransportTask
         // A ranged continuation of a partial body is not a cacheable exchange (no options above).
         if let (cache, options) = cached {
@@ -215,7 +215,7 @@ extension HTTPRequestOperation {
             return
         case .success(let delivered): head = delivered
         }
-        head.monitors?.post { $0.request(self, didReceive: response) }
+        head.monitors?.post(self) { $0.request(self, didReceive: response) }
         if !followsRedirect { didReceive(response: response) }
         if let handler = head.handler { head.queue.async { handler(self, response) } }
         if let progress = head.progress { updateProgress(progress, completed: head.received, expected: head.expected) }

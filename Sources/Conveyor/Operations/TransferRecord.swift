@@ -73,6 +73,8 @@ final class TransferRecord: @unchecked Sendable {
     var responseSource: HTTPCache.ResponseSource = .network
     var backgroundTask: BackgroundTaskRequest?
     var completionDelivered = false
+    /// The client's event monitors heard `requestDidFinish` (see ``EventMonitorDispatcher``).
+    var monitorsHeardFinish = false
     var deliveryWaiters: [@Sendable () -> Void] = []
     var metrics: OperationMetrics?
     var transferMetrics: TransferMetrics?

@@ -297,6 +297,16 @@ extension TransferStateMachine {
         return record.deliveryWaiters
     }
 
+    /// The client's event monitors heard the operation's finish (on their queue): later events
+    /// of it are not delivered.
+    mutating func monitorsHeardFinish() {
+        guard isFinishing else { return }
+        record.monitorsHeardFinish = true
+    }
+
+    /// Whether the monitors heard the finish already.
+    var monitorsHaveHeardFinish: Bool { box?.monitorsHeardFinish ?? false }
+
     /// Keeps `body` for when the completion block has run; false when it has (call it now).
     mutating func whenCompletionRuns(_ body: @escaping @Sendable () -> Void) -> Bool {
         let record = self.record

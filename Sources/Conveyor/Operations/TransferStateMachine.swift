@@ -143,9 +143,18 @@ struct TransferStateMachine {
         guard lifecycle == .ready else { return .none }
         if isCancelled { return .finish(.cancelled(reason: cancellationReason ?? .explicit)) }
         if let error = box?.preflightError { return .finish(error) }
+        _ = firstRun(now: now, date: date)
+        return .execute
+    }
+
+    /// The operation executes for the first time — from ``start(isCancelled:now:date:)``, or
+    /// from `resume()` of one paused before its queue started it: records the start. False when
+    /// it ran before (a resume after a pause mid-transfer), or once finishing.
+    mutating func firstRun(now: DispatchTime, date: Date) -> Bool {
+        guard !isFinishing, box?.startTime == nil else { return false }
         record.startDate = date
         record.startTime = now
-        return .execute
+        return true
     }
 
     /// `cancel(reason:)` was called; the first reason wins. Recorded before `Operation` marks

@@ -76,12 +76,10 @@ protocol TransportTaskDelegate: AnyObject, Sendable {
     func transportDidLeaveConnectionQueue()
 }
 
-extension TransportTaskDelegate {
-    func transportAwaitsConnection() {}
-    func transportDidLeaveConnectionQueue() {}
-    func transportDidCollect(metrics: TransferMetrics) {}
-    var transportWantsPause: Bool { false }
-}
+// No default implementations: a wrapper that forgot one would silently swallow it (the
+// cache's exchange did not pass the connection-queue callbacks on, so with a cache the idle
+// timer counted a wait for a connection as silence; found through the event monitors' attack).
+// Every delegate says what it does with each callback.
 
 /// The task of a request a transport refused to send.
 struct RefusedTransportTask: TransportTask {

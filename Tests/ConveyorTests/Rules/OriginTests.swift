@@ -97,6 +97,8 @@ struct OriginTests {
             func transportDisposition(for challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
                 (.cancelAuthenticationChallenge, nil)
             }
+            func transportDidCollect(metrics: TransferMetrics) {}
+            var transportWantsPause: Bool { false }
             func transportAwaitsConnection() { recorded.withLock { $0.append(.awaits) } }
             func transportDidLeaveConnectionQueue() { recorded.withLock { $0.append(.left) } }
             func transportDidComplete(response: HTTPResponseHead?, error: (any Error)?) {

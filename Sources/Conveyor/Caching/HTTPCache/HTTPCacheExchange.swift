@@ -136,6 +136,11 @@ final class BackgroundRevalidation: TransportTaskDelegate, Sendable {
     func transportDisposition(for challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
         (.cancelAuthenticationChallenge, nil)
     }
+    // A background revalidation has no operation, no timers and no consumer: nothing to tell.
+    func transportDidCollect(metrics: TransferMetrics) {}
+    var transportWantsPause: Bool { false }
+    func transportAwaitsConnection() {}
+    func transportDidLeaveConnectionQueue() {}
     func transportDidComplete(response: HTTPResponseHead?, error: (any Error)?) {
         let done = held.withLock { held -> (@Sendable () -> Void)? in
             defer { held = (nil, nil, nil) }
@@ -260,6 +265,8 @@ final class HTTPCacheExchange: TransportTaskDelegate, Sendable {
     }
 
     var transportWantsPause: Bool { inner.transportWantsPause }
+    func transportAwaitsConnection() { inner.transportAwaitsConnection() }
+    func transportDidLeaveConnectionQueue() { inner.transportDidLeaveConnectionQueue() }
 
     func transportDidComplete(response: HTTPResponseHead?, error: (any Error)?) {
         let (notModified, buffer, head) = state.withLock { ($0.notModified, $0.buffer, $0.response) }
