@@ -111,8 +111,10 @@ struct EventMonitorAttackTests {
         }
         defer { NotificationCenter.default.removeObserver(observer) }
         operation.pause()
-        client.enqueue(operation)
-        // The queue takes the paused operation and leaves it; resume runs it.
+        // What a queue does with it: starts it, and the paused operation waits (started by hand
+        // here, so the test knows the start came first); resume runs it.
+        operation.start()
+        #expect(operation.isPaused)
         operation.resume()
         #expect(await probe.outcome().error == nil)
         for await _ in started.stream { break }
