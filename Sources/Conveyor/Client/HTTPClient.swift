@@ -197,14 +197,20 @@ open class HTTPClient: @unchecked Sendable {
     ///   or http(s)+unix URL.
     open func url(for path: String) throws -> URL {
         if let url = resolvedURLs?.url(for: path) { return url }
-        guard let url = pathResolver.map({ $0.resolve(path) }) ?? URL(string: path),
-            let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" || UnixSocketURL.schemes[scheme] != nil,
-            let host = url.host, !host.isEmpty
-        else {
+        guard let url = pathResolver.map({ $0.resolve(path) }) ?? URL(string: path), Self.isRequestURL(url) else {
             throw ConveyorError.invalidURL(path: path, baseURL: baseURL)
         }
         resolvedURLs?.store(url, for: path)
         return url
+    }
+
+    /// Whether a request may go to `url`: an `http(s)` or `http(s)+unix` URL with a host. The one
+    /// rule for a client's paths and for what its request adapters return.
+    static func isRequestURL(_ url: URL) -> Bool {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" || UnixSocketURL.schemes[scheme] != nil,
+            let host = url.host, !host.isEmpty
+        else { return false }
+        return true
     }
 
     /// Builds a request: the URL from `path`, the default headers (then `headers`), the

@@ -39,11 +39,11 @@ extension HTTPRequestOperation {
             do {
                 for adapter in adapters { adapted = try await adapter.adapt(adapted, context: context) }
             } catch {
-                guard ifCurrent(attempt.number, { _ in true }) == true else { return }
+                guard transfer({ $0.isCurrent(attempt.number) }) else { return }
                 fail(.requestAdaptationFailed(underlying: error), response: nil, retryable: false)
                 return
             }
-            guard ifCurrent(attempt.number, { _ in true }) == true else { return }
+            guard transfer({ $0.isCurrent(attempt.number) }) else { return }
             switch checkedAdaptation(of: request, to: adapted) {
             case .success(let checked): transmit(checked, attempt: attempt, transport: transport, cached: cached, monitors: monitors)
             case .failure(let error): fail(error, response: nil, retryable: false)
@@ -57,9 +57,7 @@ extension HTTPRequestOperation {
     /// headers it carried unchanged from before (``RedirectPolicy/headersRemovedAcrossOrigins``,
     /// as for a redirect) — a header the adapter itself set is its own decision.
     private func checkedAdaptation(of original: URLRequest, to adapted: URLRequest) -> Result<URLRequest, ConveyorError> {
-        guard let url = adapted.url, let scheme = url.scheme?.lowercased(),
-            scheme == "http" || scheme == "https" || HTTPClient.isUnixSocketURL(url), url.host != nil
-        else {
+        guard let url = adapted.url, HTTPClient.isRequestURL(url) else {
             return .failure(.invalidURL(path: adapted.url?.absoluteString ?? "(no URL)", baseURL: nil))
         }
         guard !Origin.same(original.url, url) else { return .success(adapted) }
