@@ -119,14 +119,7 @@ public final class LocalHTTPServer: Sendable {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(requestedPort).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(fd, 1024) == 0 else {
-            let message = String(cString: strerror(errno))
-            _ = close(fd)
-            throw ServerError(description: "bind/listen on 127.0.0.1:\(requestedPort): \(message)")
-        }
+        try Self.bindAndListen(fd, &address, "127.0.0.1:\(requestedPort)")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
@@ -169,18 +162,24 @@ public final class LocalHTTPServer: Sendable {
             raw.copyBytes(from: bytes)
             raw[bytes.count] = 0
         }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0, listen(fd, 1024) == 0 else {
-            let message = String(cString: strerror(errno))
-            _ = close(fd)
-            throw ServerError(description: "bind/listen on \(path): \(message)")
-        }
+        try Self.bindAndListen(fd, &address, path)
         try startAccepting(on: fd, port: 0, socketPath: path)
     }
 
     /// Starts the accept thread on the bound, listening socket `fd`.
+    /// Binds `fd` to `address` (a `sockaddr_in` or `sockaddr_un`) and listens; on failure closes
+    /// it and throws, naming `name`. The one bind of both kinds of server.
+    private static func bindAndListen<Address>(_ fd: Int32, _ address: inout Address, _ name: String) throws {
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<Address>.size)) }
+        }
+        guard bound == 0, listen(fd, 1024) == 0 else {
+            let message = String(cString: strerror(errno))
+            _ = close(fd)
+            throw ServerError(description: "bind/listen on \(name): \(message)")
+        }
+    }
+
     private func startAccepting(on fd: Int32, port: Int, socketPath: String?) throws {
         // The accept thread polls the listening socket and a pipe that stop() writes to: the one
         // wake-up that works everywhere (shutdown() of a listening socket wakes accept() on
