@@ -16,6 +16,14 @@ enum OutboxBench {
         let items: Int
         let acceptedPerSecond: Double
         let plainWriteFsyncPerSecond: Double
+        /// A bare loop of what a durable accept needs at least — write a temporary file, `fsync`
+        /// it, rename it into place — in a sibling directory on the same disk, timed right before
+        /// and right after the accepting `send`s (the disk's rate drifts from minute to minute).
+        let plainWriteFsyncRenamePerSecond: Double
+        /// The same loop with the directory `fsync`ed after each rename, as `send` does: the
+        /// two syncs a durable accept of a new file needs (POSIX makes a rename durable only
+        /// when its directory is synced).
+        let plainWriteFsyncRenameSyncDirectoryPerSecond: Double
         let directSequentialSeconds: Double
         let outboxInOrderSeconds: Double
         let directEightInFlightSeconds: Double
@@ -61,8 +69,12 @@ enum OutboxBench {
         let directStart = Date()
         for _ in 0..<items { _ = try await client.response(for: frozen, responseSerializer: DataResponseSerializer()) }
         let directSeconds = Date().timeIntervalSince(directStart)
+        let renameBefore = try writeFsyncRename(items, in: scratch.appendingPathComponent("rename-before"))
+        let syncedBefore = try writeFsyncRename(items, in: scratch.appendingPathComponent("synced-before"), syncingDirectory: true)
         let (acceptSeconds, inOrderSeconds) = try await deliver(
             items: items, client: client, directory: scratch.appendingPathComponent("in-order"), concurrent: 1)
+        let syncedAfter = try writeFsyncRename(items, in: scratch.appendingPathComponent("synced-after"), syncingDirectory: true)
+        let renameAfter = try writeFsyncRename(items, in: scratch.appendingPathComponent("rename-after"))
 
         // Eight at a time, against eight direct POSTs in flight.
         let directConcurrentStart = Date()
@@ -90,10 +102,37 @@ enum OutboxBench {
         let empty = Double(try ChildProcess.run(["--child-outbox-open", scratch.appendingPathComponent("empty").path])) ?? -1
         return Result(
             items: items, acceptedPerSecond: Double(items) / acceptSeconds, plainWriteFsyncPerSecond: Double(items) / plainSeconds,
+            plainWriteFsyncRenamePerSecond: Double(2 * items) / (renameBefore + renameAfter),
+            plainWriteFsyncRenameSyncDirectoryPerSecond: Double(2 * items) / (syncedBefore + syncedAfter),
             directSequentialSeconds: directSeconds, outboxInOrderSeconds: inOrderSeconds,
             directEightInFlightSeconds: directConcurrentSeconds, outboxEightConcurrentSeconds: concurrentSeconds,
             pendingItems: pending, pendingWriteSeconds: writeSeconds, writerPeakRSSMegabytes: writerPeak,
             openedWithPendingRSSMegabytes: opened, openedEmptyRSSMegabytes: empty)
+    }
+
+    /// Writes `items` files of ``body`` into `directory` the way a durable store must at least:
+    /// each to a temporary name, `fsync`ed, renamed to its final name, and with
+    /// `syncingDirectory` the directory `fsync`ed after the rename, as `send` does.
+    /// - Returns: The seconds it took.
+    private static func writeFsyncRename(_ items: Int, in directory: URL, syncingDirectory: Bool = false) throws -> Double {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directoryFD = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directoryFD >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        defer { close(directoryFD) }
+        let start = Date()
+        for index in 0..<items {
+            let temporary = directory.appendingPathComponent("\(index).tmp").path
+            let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+            _ = body.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            fsync(fd)
+            close(fd)
+            guard rename(temporary, directory.appendingPathComponent("\(index)").path) == 0 else {
+                throw POSIXError(.init(rawValue: errno) ?? .EIO)
+            }
+            if syncingDirectory { fsync(directoryFD) }
+        }
+        return Date().timeIntervalSince(start)
     }
 
     /// Accepts `items` (timed), then registers a handler and times until the last result was handed over.
