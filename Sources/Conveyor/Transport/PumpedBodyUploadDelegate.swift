@@ -1,0 +1,28 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Forwards a URLSession task's events for a request whose body goes through a
+/// ``PumpedRequestBody``: when the task ends it stops the body's pump (its thread ends), and a
+/// task that failed because the body's source failed reports that failure (a file body's
+/// ``ConveyorError/bodyFileFailed(reason:)``) instead of the cancel that stopped it.
+final class PumpedBodyUploadDelegate: ForwardingTransportTaskDelegate {
+    let wrapped: any TransportTaskDelegate
+    let body: PumpedRequestBody
+
+    init(_ wrapped: any TransportTaskDelegate, body: PumpedRequestBody) {
+        self.wrapped = wrapped
+        self.body = body
+    }
+
+    func transportDidComplete(response: HTTPResponseHead?, error: (any Error)?) {
+        body.cancel()
+        if error != nil, let failure = body.failure {
+            wrapped.transportDidComplete(response: nil, error: failure)
+        } else {
+            wrapped.transportDidComplete(response: response, error: error)
+        }
+    }
+}
