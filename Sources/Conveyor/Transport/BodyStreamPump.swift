@@ -78,9 +78,12 @@ final class BodyStreamPump: @unchecked Sendable {
 
     /// Starts the pump's thread.
     func start() {
-        let thread = Thread { [self] in run() }
-        // 13 characters: Linux shows at most 15 of a thread's name (`/proc/self/task/*/comm`).
-        thread.name = "conveyor-pump"
+        let thread = Thread { [self] in
+            // Named from inside: corelibs gives the system thread the name of the running
+            // thread only. 13 characters: Linux keeps at most 15 (`/proc/self/task/*/comm`).
+            Thread.current.name = "conveyor-pump"
+            run()
+        }
         thread.start()
     }
 
