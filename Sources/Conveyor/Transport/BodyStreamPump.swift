@@ -47,7 +47,6 @@ final class BodyStreamPump: @unchecked Sendable {
         var cancelled = false
         var outcome: Outcome?
         var failure: (any Error)?
-        var waiters: [@Sendable (Outcome) -> Void] = []
     }
     private let state = Lock(State())
     /// Signalled once, by the first ``cancel()``.
@@ -99,16 +98,6 @@ final class BodyStreamPump: @unchecked Sendable {
         if !ended { pair.unblockWriter() }
     }
 
-    /// Calls `body` with the outcome once the pump has ended (at once if it has), on the
-    /// pump's thread or the caller's.
-    func whenEnded(_ body: @escaping @Sendable (Outcome) -> Void) {
-        let outcome = state.withLock { state in
-            if state.outcome == nil { state.waiters.append(body) }
-            return state.outcome
-        }
-        if let outcome { body(outcome) }
-    }
-
     private var isCancelled: Bool { state.withLock { $0.cancelled } }
 
     private func run() {
@@ -131,12 +120,7 @@ final class BodyStreamPump: @unchecked Sendable {
         } else {
             pair.output.close()
         }
-        let waiters = state.withLock { state in
-            state.outcome = outcome
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter(outcome) }
+        state.withLock { $0.outcome = outcome }
     }
 
     /// Copies the source into the pair until it ends, fails, the reader goes or a cancel.

@@ -9,9 +9,12 @@ import Foundation
 /// task that failed because the body's source failed reports that failure (a file body's
 /// ``ConveyorError/bodyFileFailed(reason:)``) instead of the cancel that stopped it.
 final class PumpedBodyUploadDelegate: ForwardingTransportTaskDelegate {
+    /// The operation's delegate (or the next wrapper in front of it).
     let wrapped: any TransportTaskDelegate
+    /// The task's body, stopped when the task ends.
     let body: PumpedRequestBody
 
+    /// Stands in front of `wrapped` for a task whose body is `body`.
     init(_ wrapped: any TransportTaskDelegate, body: PumpedRequestBody) {
         self.wrapped = wrapped
         self.body = body

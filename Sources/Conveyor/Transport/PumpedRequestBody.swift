@@ -76,9 +76,6 @@ final class PumpedRequestBody: @unchecked Sendable {
         pump?.cancel()
     }
 
-    /// The pump that is current, for tests to wait on its end.
-    var currentPump: BodyStreamPump? { state.withLock { $0.pump } }
-
     private func sourceDidFail(_ error: any Error) {
         let cancelTask = state.withLock { state in
             if state.failure == nil { state.failure = error }
