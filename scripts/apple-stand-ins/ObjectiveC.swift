@@ -17,3 +17,18 @@ public func objc_getAssociatedObject(_ object: Any, _ key: UnsafeRawPointer) -> 
 
 /// `func objc_setAssociatedObject(_ object: Any, _ key: UnsafeRawPointer, _ value: Any?, _ policy: objc_AssociationPolicy)`
 public func objc_setAssociatedObject(_ object: Any, _ key: UnsafeRawPointer, _ value: Any?, _ policy: objc_AssociationPolicy) {}
+
+// Foundation's, not the ObjectiveC runtime's: corelibs Foundation (Linux) has no bound streams,
+// and no stand-in can be named Foundation, so it is declared here, the module Conveyor's
+// Apple branch for it imports (Sources/Conveyor/Transport/BoundStreamPair.swift).
+import Foundation
+
+extension Stream {
+    /// From Apple's documentation of `getBoundStreams(withBufferSize:inputStream:outputStream:)`:
+    /// `class func getBoundStreams(withBufferSize bufferSize: Int, inputStream: AutoreleasingUnsafeMutablePointer<InputStream?>?, outputStream: AutoreleasingUnsafeMutablePointer<OutputStream?>?)`.
+    /// `AutoreleasingUnsafeMutablePointer` exists only with the Objective-C runtime; callers
+    /// pass `&variable`, which converts to this pointer type as to that one.
+    public class func getBoundStreams(
+        withBufferSize bufferSize: Int, inputStream: UnsafeMutablePointer<InputStream?>?, outputStream: UnsafeMutablePointer<OutputStream?>?
+    ) {}
+}

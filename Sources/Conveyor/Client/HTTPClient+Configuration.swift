@@ -36,6 +36,11 @@ extension HTTPClient {
         }
         /// The value set for ``maximumConnectionsPerHost``; nil while it is the default.
         var assignedMaximumConnectionsPerHost: Int?
+        /// Whether the URLSession transport sends stream bodies through a ``BodyStreamPump`` on
+        /// Linux, as it always does on Apple platforms (see
+        /// ``URLSessionTransport/pumpsBodyStreams``). For tests, which run the pump through the
+        /// real transport this way; default off.
+        var pumpsBodyStreams = false
         /// How many operations run at once. Default 8 (operations beyond it wait in the queue,
         /// where their timeout does not run yet).
         public var maximumConcurrentOperations = 8

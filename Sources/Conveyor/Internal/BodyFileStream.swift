@@ -88,3 +88,12 @@ final class BodyFileStream: InputStream, TemporaryBodyFileOwner {
         false
     }
 }
+
+extension BodyFileStream: RestartableBodyStream {
+    /// A new stream over the same file (the same open file, when a transport opened it).
+    func restartedBodyStream() -> InputStream {
+        let stream = BodyFileStream(snapshot: snapshot, temporaryFile: temporaryFile)
+        stream.preopened = preopened
+        return stream
+    }
+}

@@ -43,8 +43,14 @@ final class ThrottledInputStream: InputStream, TemporaryBodyFileOwner {
         super.init(data: Data())
     }
 
+    /// Opens the stream at its first byte: opened again after it was read, it starts over
+    /// (corelibs reads the same stream again when it answers an authentication challenge).
     override func open() {
+        try? handle?.close()
+        handle = nil
         if case .file(let url) = source { handle = try? FileHandle(forReadingFrom: url) }
+        offset = 0
+        packetsSent = 0
         status = .open
     }
 
@@ -84,5 +90,15 @@ final class ThrottledInputStream: InputStream, TemporaryBodyFileOwner {
 
     override func getBuffer(_ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length: UnsafeMutablePointer<Int>) -> Bool {
         false
+    }
+}
+
+extension ThrottledInputStream: RestartableBodyStream {
+    /// A new stream of the same bytes at the same pace, owning the same temporary file.
+    func restartedBodyStream() -> InputStream {
+        let stream = ThrottledInputStream(source: source, length: length, packetSize: packetSize, delay: delay)
+        stream.temporaryFile = temporaryFile
+        stream.sleepsBetweenPackets = sleepsBetweenPackets
+        return stream
     }
 }

@@ -134,6 +134,9 @@ public final class MultipartFormData {
     ///
     /// A throttled body is sent as a stream; on Linux URLSession sends every stream body with
     /// chunked transfer encoding (no `Content-Length`), so the server must accept chunked uploads.
+    /// The waits happen on a thread of Conveyor's on Apple platforms and on the curl transport
+    /// (libcurl's rate limit); with the URLSession transport on Linux they hold up the client's
+    /// other transfers meanwhile (see "Stream bodies and throttling" in Uploads and Downloads).
     /// - Parameters:
     ///   - packetSize: Bytes per packet; AFNetworking's default was 16 kB.
     ///   - delay: Seconds before each packet after the first; AFNetworking's default was 0.2.

@@ -56,7 +56,9 @@ enum TransportFactory {
         #else
             if kind == .curl { note("the curl transport exists on Linux only; using URLSession") }
         #endif
-        return URLSessionTransport(configuration: session, tls: configuration.tls, route: RouteSettings(configuration))
+        return URLSessionTransport(
+            configuration: session, tls: configuration.tls, route: RouteSettings(configuration),
+            pumpsBodyStreams: configuration.pumpsBodyStreams)
     }
 
     /// The URLSession transport's default connections per host on Linux: corelibs sets no

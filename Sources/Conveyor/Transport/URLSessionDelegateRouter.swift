@@ -18,6 +18,8 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         var delegates: [Int: any TransportTaskDelegate] = [:]
         /// Why a task's server was not trusted (Apple platforms), reported when it completes.
         var trustFailures: [Int: String] = [:]
+        /// The pumped bodies of tasks, for URLSession's requests to send one again.
+        var bodies: [Int: PumpedRequestBody] = [:]
     }
     // Sendable, checked by the compiler: the only mutable state is `state`, behind one Mutex.
     private let state = Lock(State())
@@ -36,8 +38,12 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         if let request = task.currentRequest ?? task.originalRequest { cookies.store(from: response, for: request) }
     }
 
-    func register(_ delegate: any TransportTaskDelegate, for task: URLSessionTask) {
-        state.withLock { $0.delegates[task.taskIdentifier] = delegate }
+    /// Routes the events of `task` to `delegate`; `body` answers its requests for a new body stream.
+    func register(_ delegate: any TransportTaskDelegate, for task: URLSessionTask, body: PumpedRequestBody? = nil) {
+        state.withLock { state in
+            state.delegates[task.taskIdentifier] = delegate
+            if let body { state.bodies[task.taskIdentifier] = body }
+        }
     }
 
     private func delegate(for task: URLSessionTask) -> (any TransportTaskDelegate)? {
@@ -134,6 +140,17 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         }
     }
 
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+    ) {
+        // URLSession sends the body again (an authentication challenge, a reused connection that
+        // closed): a new pump reads it from the start. A body that was not pumped, or a caller's
+        // stream, which cannot be read twice, gets nil, and URLSession fails the task
+        // (`requestBodyStreamExhausted`).
+        let body = state.withLock { $0.bodies[task.taskIdentifier] }
+        completionHandler(body?.makeStream())
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
         // Apple platforms deliver these before the task completes; corelibs never does.
         if let transfer = URLSessionTransactionTimeline(metrics)?.transferMetrics {
@@ -145,7 +162,9 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         // A refused redirect's 3xx reaches only this callback, and may set cookies too.
         if let http = task.response as? HTTPURLResponse { storeCookies(of: http, for: task) }
         let (delegate, trustFailure) = state.withLock {
-            ($0.delegates.removeValue(forKey: task.taskIdentifier), $0.trustFailures.removeValue(forKey: task.taskIdentifier))
+            // The body's pump is stopped by the delegate in front of the operation's.
+            $0.bodies[task.taskIdentifier] = nil
+            return ($0.delegates.removeValue(forKey: task.taskIdentifier), $0.trustFailures.removeValue(forKey: task.taskIdentifier))
         }
         // corelibs' codes and texts are decided here, before any delegate (the cache's included) sees them.
         let url = task.currentRequest?.url ?? task.originalRequest?.url

@@ -36,6 +36,11 @@ final class URLSessionTransport: Transport {
     /// take (a Unix socket, address overrides). Refused rather than sent over TCP as if the
     /// setting were not there.
     private let routeError: ConveyorError?
+    /// Whether stream bodies go to URLSession through a ``BodyStreamPump`` (a stream of its own
+    /// kind, fed from a thread of the pump's) instead of as they are. Always on Apple platforms,
+    /// where CFNetwork cannot read Swift `InputStream` subclasses; off on Linux, where corelibs
+    /// reads them directly (and faster), unless a test turns it on to run the pump there.
+    let pumpsBodyStreams: Bool
 
     /// - Parameters:
     ///   - configuration: Copied; its `urlCache` is turned off because URLSession on Linux
@@ -48,7 +53,16 @@ final class URLSessionTransport: Transport {
     ///     cannot turn validation off.
     ///   - route: The client's Unix socket and address overrides: URLSession can take neither,
     ///     so either fails every request with ``ConveyorError/routeFailed(reason:)``.
-    init(configuration: URLSessionConfiguration, tls: TLSConfiguration = .default, route: RouteSettings = .direct) {
+    ///   - pumpsBodyStreams: Linux only (see ``pumpsBodyStreams``); default off.
+    init(
+        configuration: URLSessionConfiguration, tls: TLSConfiguration = .default, route: RouteSettings = .direct,
+        pumpsBodyStreams: Bool = false
+    ) {
+        #if canImport(FoundationNetworking)
+            self.pumpsBodyStreams = pumpsBodyStreams
+        #else
+            self.pumpsBodyStreams = true
+        #endif
         routeError = route.configurationError(for: .urlSession)
         let configuration = configuration.copy() as! URLSessionConfiguration
         configuration.urlCache = nil
@@ -154,23 +168,44 @@ final class URLSessionTransport: Transport {
         let session = session
         let router = router
         let bodyFileToSend = openFile
-        @Sendable func makeTask(reporting delegate: any TransportTaskDelegate) -> URLSessionTask {
+        let pumps = pumpsBodyStreams
+        @Sendable func makeTask(reporting delegate: any TransportTaskDelegate) -> (URLSessionTask, PumpedRequestBody?) {
             var request = prepared
             // A new stream per task, reading the file opened above from its first byte.
             if let bodyFileToSend { request.httpBodyStream = BodyFileStream(opened: bodyFileToSend) }
+            // A file body goes through the pump too, rather than `uploadTask(with:fromFile:)`:
+            // the stream keeps the exact length and the changed-file checks (above), which
+            // URLSession's own file reading does not make.
+            guard pumps, let source = request.httpBodyStream else {
+                let task = session.dataTask(with: request)
+                router.register(delegate, for: task)
+                task.resume()
+                return (task, nil)
+            }
+            let body = PumpedRequestBody(source: source)
+            let stream = body.makeStream()
+            // Without a stream (no pipe: out of descriptors) the task is cancelled at once and
+            // reports the body's failure; the empty stream is never read.
+            request.httpBodyStream = stream ?? InputStream(data: Data())
             let task = session.dataTask(with: request)
-            router.register(delegate, for: task)
+            // A failed source cancels the task, reported as the source's failure.
+            let delegateQueue = session.delegateQueue
+            body.attach { [weak task] in task?.cancelInDelegateOrder(on: delegateQueue) }
+            router.register(PumpedBodyUploadDelegate(delegate, body: body), for: task, body: body)
             task.resume()
-            return task
+            if stream == nil { task.cancelInDelegateOrder(on: delegateQueue) }
+            return (task, body)
         }
         // Requests share a limit under their ``Origin``, as connections are pooled; a URL without
         // one (no host) fails in URLSession at once and needs no place.
         guard let admission, let origin = Origin(prepared.url) else {
-            return URLSessionTransportTask(task: makeTask(reporting: delegate), delegateQueue: session.delegateQueue)
+            let (task, body) = makeTask(reporting: delegate)
+            return URLSessionTransportTask(task: task, delegateQueue: session.delegateQueue, body: body)
         }
         let releasing = AdmissionReleasingDelegate(delegate, admission: admission, origin: origin)
         let task = AdmittedTransportTask(admission: admission, origin: origin, delegate: delegate, delegateQueue: session.delegateQueue)
-        task.enqueue { makeTask(reporting: releasing) }
+        // An admitted task's pump stops when the task completes (its cancel completes it).
+        task.enqueue { makeTask(reporting: releasing).0 }
         return task
     }
 
@@ -192,6 +227,9 @@ struct URLSessionTransportTask: TransportTask, Sendable {
     let task: URLSessionTask
     /// The session's serial delegate queue, which cancels go through (see ``URLSessionTask/cancelInDelegateOrder(on:)``).
     let delegateQueue: OperationQueue
+    /// The task's pumped body, stopped at once by a cancel (its thread would otherwise go on
+    /// until the task's completion reaches the delegate); nil when the body is not pumped.
+    var body: PumpedRequestBody? = nil
 
     #if canImport(FoundationNetworking)
         // corelibs (Linux) restarts a running data task from the beginning when it is resumed
@@ -205,7 +243,10 @@ struct URLSessionTransportTask: TransportTask, Sendable {
         func resumeReceiving() { task.resume() }
     #endif
 
-    func cancel() { task.cancelInDelegateOrder(on: delegateQueue) }
+    func cancel() {
+        task.cancelInDelegateOrder(on: delegateQueue)
+        body?.cancel()
+    }
 }
 
 extension URLSessionTask {
