@@ -158,11 +158,15 @@ final class URLSessionTransport: Transport {
                 return RefusedTransportTask.refusing(error, delegate: delegate, on: session.delegateQueue)
             }
             request.setHeader(String(bodyFile.length), for: "Content-Length")
-            // corelibs sends a stream body with libcurl's chunked coding unless the request
-            // names a Transfer-Encoding; a blank one is that name, yet libcurl never sends a
-            // field without a value. So the body goes out unchunked under its exact
-            // Content-Length, and the stream ends after that many bytes.
-            request.setHeader(" ", for: "Transfer-Encoding")
+            #if canImport(FoundationNetworking)
+                // corelibs sends a stream body with libcurl's chunked coding unless the request
+                // names a Transfer-Encoding; a blank one is that name, yet libcurl never sends a
+                // field without a value. So the body goes out unchunked under its exact
+                // Content-Length, and the stream ends after that many bytes. Linux only:
+                // CFNetwork sends a stream body under the Content-Length a request sets, and
+                // could put the blank field on the wire, which servers refuse.
+                request.setHeader(" ", for: "Transfer-Encoding")
+            #endif
         }
         let prepared = request
         let session = session
