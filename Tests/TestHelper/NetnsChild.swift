@@ -184,6 +184,14 @@ struct NetnsScenario {
         let results = AsyncStream.makeStream(of: Outbox.ItemResult.self)
         outbox.setResultHandler { results.continuation.yield($0) }
         try await goOffline(statuses)
+        // The outbox hears the change through a handler of its own, a hop after the client's
+        // handler above: an item sent before that hop is attempted (and fails to connect, then
+        // waits for its retry) instead of parked. Wait for the outbox's own view (bounded).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !outbox.state.withLock({ $0.offline }) {
+            guard ContinuousClock.now < deadline else { throw NetnsFailure(description: "the outbox never heard the loopback go down") }
+            try await Task.sleep(for: .milliseconds(1))
+        }
         let ids = try (0..<3).map { try outbox.send(method: .post, path: "apply", parameters: ["n": $0]) }
         outbox.settle()  // the first item was taken and parked
         say("down parked \(outbox.waitingForNetworkCount) received \(server.requestCount(path: "/apply"))")
