@@ -132,7 +132,9 @@ final class BodyStreamPump: @unchecked Sendable {
         while true {
             if isCancelled { return .cancelled }
             let count = source.read(buffer, maxLength: size)
-            if count < 0 {
+            // More than asked for is a broken stream (the bytes past `size` are not the body's,
+            // and may be past the buffer): a failure, never sent (found by the independent attack).
+            if count < 0 || count > size {
                 let error = sourceError()
                 state.withLock { $0.failure = error }
                 return .sourceFailed

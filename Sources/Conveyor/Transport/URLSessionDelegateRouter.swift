@@ -20,6 +20,9 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         var trustFailures: [Int: String] = [:]
         /// The pumped bodies of tasks, for URLSession's requests to send one again.
         var bodies: [Int: PumpedRequestBody] = [:]
+        /// Tasks whose challenge was refused because their body stream cannot be sent again
+        /// (Linux), reported as `requestBodyStreamExhausted` when they complete.
+        var exhaustedBodies: Set<Int> = []
     }
     // Sendable, checked by the compiler: the only mutable state is `state`, behind one Mutex.
     private let state = Lock(State())
@@ -123,6 +126,20 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
             }
         #endif
         let (disposition, credential) = delegate(for: task)?.transportDisposition(for: challenge) ?? (.cancelAuthenticationChallenge, nil)
+        #if canImport(FoundationNetworking)
+            // corelibs answers a challenge by sending the request again itself, reading the body
+            // from the same stream, and never asks for a new one (`needNewBodyStream`): a caller's
+            // stream (or a pumped one) is spent, and the server got an empty or cut body that
+            // succeeded (found by the independent attack). Conveyor's own streams start over
+            // when opened again; any other stream fails the request, as on Apple platforms.
+            if disposition == .useCredential, let stream = (task.originalRequest ?? task.currentRequest)?.httpBodyStream,
+                !(stream is any RestartableBodyStream)
+            {
+                _ = state.withLock { $0.exhaustedBodies.insert(task.taskIdentifier) }
+                completionHandler(.cancelAuthenticationChallenge, nil)
+                return
+            }
+        #endif
         if disposition == .useCredential, let credential {
             completionHandler(.useCredential, credential)
         } else {
@@ -161,10 +178,33 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         // A refused redirect's 3xx reaches only this callback, and may set cookies too.
         if let http = task.response as? HTTPURLResponse { storeCookies(of: http, for: task) }
-        let (delegate, trustFailure) = state.withLock {
+        let (delegate, trustFailure, exhaustedBody) = state.withLock {
             // The body's pump is stopped by the delegate in front of the operation's.
             $0.bodies[task.taskIdentifier] = nil
-            return ($0.delegates.removeValue(forKey: task.taskIdentifier), $0.trustFailures.removeValue(forKey: task.taskIdentifier))
+            return (
+                $0.delegates.removeValue(forKey: task.taskIdentifier), $0.trustFailures.removeValue(forKey: task.taskIdentifier),
+                $0.exhaustedBodies.remove(task.taskIdentifier) != nil
+            )
+        }
+        #if canImport(FoundationNetworking)
+            // corelibs ends a task whose body stream failed a read with "aborted by callback"
+            // (-1, unknown), which says nothing of the body; it is the stream's failure, named as
+            // Apple's URLSession and the curl transport name it (found by the independent attack).
+            let streamFailed =
+                (error as? URLError)?.code == .unknown && (task.originalRequest ?? task.currentRequest)?.httpBodyStream != nil
+        #else
+            let streamFailed = false
+        #endif
+        if exhaustedBody || streamFailed {
+            let text =
+                exhaustedBody
+                ? "the request body stream cannot be sent again to answer the server's challenge"
+                : "the request body stream failed"
+            let url = task.currentRequest?.url ?? task.originalRequest?.url
+            let error = URLError(
+                .requestBodyStreamExhausted, userInfo: [NSURLErrorFailingURLErrorKey: url as Any, NSLocalizedDescriptionKey: text])
+            delegate?.transportDidComplete(response: nil, error: error)
+            return
         }
         // corelibs' codes and texts are decided here, before any delegate (the cache's included) sees them.
         let url = task.currentRequest?.url ?? task.originalRequest?.url

@@ -111,7 +111,8 @@
                     streamOpened = true
                 }
                 let count = stream.read(buffer, maxLength: capacity)
-                return count >= 0 ? count : nil
+                // A count above the capacity is a broken stream, not more body: a read error.
+                return (0...capacity).contains(count) ? count : nil
             }
         }
 

@@ -53,6 +53,9 @@
             /// answered: a response the caller never sees if it is.
             var held: (response: HTTPResponseHead, head: CurlResponseHead, body: Data)?
             var bytesSent: Int64 = 0
+            /// The body stream failed a read (or claimed more bytes than asked): the abort that
+            /// follows is its failure, not a cancel.
+            var bodyReadFailed = false
             var cancelled = false
             var completed = false
             var failedChallenges = 0
@@ -324,9 +327,11 @@
         }
 
         fileprivate func readBody(into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) -> Int {
-            guard let body = state.withLock({ $0.cancelled ? nil : $0.body }),
-                let read = body.read(into: buffer, capacity: capacity)
-            else { return CurlConstant.readAbort }
+            guard let body = state.withLock({ $0.cancelled ? nil : $0.body }) else { return CurlConstant.readAbort }
+            guard let read = body.read(into: buffer, capacity: capacity) else {
+                state.withLock { $0.bodyReadFailed = true }
+                return CurlConstant.readAbort
+            }
             let progress = state.withLock { state -> (start: Int64, sent: Int64, expected: Int64) in
                 defer { state.bytesSent += Int64(read) }
                 return (state.bytesSent, state.bytesSent + Int64(read), body.length ?? -1)
@@ -389,6 +394,13 @@
             if case .file(let file) = bodySource, let failure = file.failure {
                 // The body file ended early or changed: the read callback cut the upload short.
                 complete(response: nil, error: failure)
+                return .finished
+            }
+            if state.withLock({ $0.bodyReadFailed }) {
+                // libcurl reports the read callback's abort as "aborted by callback", which reads
+                // as a cancel; it was the body stream's failure, named as URLSession names it.
+                let info: [String: Any] = [NSURLErrorFailingURLErrorKey: url, NSLocalizedDescriptionKey: "the request body stream failed"]
+                complete(response: nil, error: URLError(.requestBodyStreamExhausted, userInfo: info))
                 return .finished
             }
             if shouldResendOnFreshConnection(code: code, handle: handle, responded: response != nil || held != nil) { return .resend }
