@@ -355,19 +355,7 @@ final class EarlyAnsweringServer: Sendable {
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/")! }
 
     init() throws {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(socket, address, length) == 0 && listen(socket, 8) == 0 && getsockname(socket, address, &length) == 0
-            }
-        }
-        guard socket >= 0, bound else { throw POSIXError(.EADDRNOTAVAIL) }
-        listener = socket
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (listener, port) = try listeningOnLoopback()
         Thread.detachNewThread { [self] in serve() }
     }
 

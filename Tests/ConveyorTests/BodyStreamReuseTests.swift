@@ -42,6 +42,20 @@ struct BodyStreamReuseTests {
         return request
     }
 
+    /// `/auth` on `server`: 401 with a Basic challenge until the request carries user `u`,
+    /// password `p`; then the body's length. - Returns: The `Authorization` value that passes.
+    @discardableResult
+    static func routeBasicChallenge(on server: LocalHTTPServer) -> String {
+        let expected = "Basic " + Data("u:p".utf8).base64EncodedString()
+        server.route("/auth") { request in
+            guard request.headers["Authorization"] == expected else {
+                return LocalHTTPServer.Response(status: 401, headers: ["WWW-Authenticate": "Basic realm=\"x\""])
+            }
+            return .text("\(request.body.count)")
+        }
+        return expected
+    }
+
     /// Whether `error` is the documented failure for a body stream that cannot be sent again.
     static func isExhausted(_ error: any Error) -> Bool {
         if case ConveyorError.network(let urlError) = error { return urlError.code == .requestBodyStreamExhausted }
@@ -73,13 +87,7 @@ struct BodyStreamReuseTests {
     func challenge(route: Route) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let expected = "Basic " + Data("u:p".utf8).base64EncodedString()
-        server.route("/auth") { request in
-            guard request.headers["Authorization"] == expected else {
-                return LocalHTTPServer.Response(status: 401, headers: ["WWW-Authenticate": "Basic realm=\"x\""])
-            }
-            return .text("\(request.body.count)")
-        }
+        let expected = Self.routeBasicChallenge(on: server)
         let client = Self.client(server, route)
         let body = Self.body(300_000)
         let request = Self.streamRequest(server, "auth", CallerStream(body))

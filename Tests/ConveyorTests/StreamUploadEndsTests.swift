@@ -20,13 +20,7 @@ struct StreamUploadEndsTests {
     func challengedMultipart(route: BodyStreamReuseTests.Route) async throws {
         let server = try LocalHTTPServer.started()
         defer { server.stop() }
-        let expected = "Basic " + Data("u:p".utf8).base64EncodedString()
-        server.route("/auth") { request in
-            guard request.headers["Authorization"] == expected else {
-                return LocalHTTPServer.Response(status: 401, headers: ["WWW-Authenticate": "Basic realm=\"x\""])
-            }
-            return .text("\(request.body.count)")
-        }
+        let expected = BodyStreamReuseTests.routeBasicChallenge(on: server)
         let client = BodyStreamReuseTests.client(server, route) { $0.multipartMemoryThreshold = 0 }
         let part = BodyStreamReuseTests.body(512 * 1024)
         let request = try client.multipartRequest(path: "auth") { form in

@@ -46,20 +46,7 @@ final class RecordingSocketServer: Sendable {
 
     init(holdsBody: Bool = false) throws {
         self.holdsBody = holdsBody
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(socket, address, length) == 0 && listen(socket, 8) == 0 && getsockname(socket, address, &length) == 0
-            }
-        }
-        guard socket >= 0, bound else { throw POSIXError(.EADDRNOTAVAIL) }
-        listener = socket
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (listener, port) = try listeningOnLoopback()
         Thread.detachNewThread { [self] in serve() }
     }
 
@@ -153,4 +140,25 @@ final class RecordingSocketServer: Sendable {
         }
         return Exchange(head: head, announced: announced, body: body, complete: complete, trailing: trailing)
     }
+}
+
+/// A TCP socket listening on 127.0.0.1 at a port the system chose, for the raw-socket servers of
+/// the tests. - Returns: The socket and its port.
+func listeningOnLoopback() throws -> (socket: Int32, port: Int) {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+            bind(socket, address, length) == 0 && listen(socket, 8) == 0 && getsockname(socket, address, &length) == 0
+        }
+    }
+    guard socket >= 0, bound else {
+        if socket >= 0 { close(socket) }
+        throw POSIXError(.EADDRNOTAVAIL)
+    }
+    return (socket, Int(UInt16(bigEndian: address.sin_port)))
 }
