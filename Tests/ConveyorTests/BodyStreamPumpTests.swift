@@ -25,7 +25,12 @@ struct BodyStreamPumpTests {
     }
 
     static func bytes(_ count: Int, seed: Int = 0) -> Data {
-        Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ seed) })
+        // The pattern repeats every 256 bytes: one block, repeated (a byte-by-byte map of 16 MiB
+        // costs seconds of CPU in a debug build, which the parallel suites feel).
+        let block = Data((0..<256).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ seed) })
+        var data = Data(capacity: count)
+        while data.count < count { data.append(block.prefix(count - data.count)) }
+        return data
     }
 
     /// The pump threads alive now (their name, as Linux shows it).

@@ -211,7 +211,8 @@ struct RetryTests {
             #expect(after == 2.0)
             answers.withLock { $0.removeFirst() }(.retry(after: 0, request: nil))
             // The third attempt has the whole budget again, though the operation is far past 2 s.
-            #expect(await probe.outcome().data.map { String(decoding: $0, as: UTF8.self) } == "third time")
+            let outcome = await probe.outcome()
+            #expect(outcome.data.map { String(decoding: $0, as: UTF8.self) } == "third time", "\(outcome)")
             #expect(hits.withLock { $0 } == 3)
             #expect(await probe.settledCallCount == 1)
         }
