@@ -146,6 +146,47 @@ struct BodyStreamReuseTests {
     }
 
     @Test(
+        "A retry of a PUT whose stream was read reports the 503 it got, not requestBodyStreamExhausted; a retry with a new stream sends it whole",
+        arguments: Route.allCases)
+    func retry(route: Route) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let hits = Lock(0)
+        server.route("/flaky") { request in
+            let hit = hits.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            return hit == 1 ? LocalHTTPServer.Response(status: 503) : .text("\(request.body.count)")
+        }
+        let body = Self.body(300_000)
+        var request = Self.streamRequest(server, "flaky", CallerStream(body))
+        request.httpMethod = "PUT"
+        // The default decision: the same request again, which its spent stream cannot serve.
+        let plain = Self.client(server, route) { $0.retryPolicy = RetryPolicy(maximumAttempts: 3, baseDelay: 0.01) }
+        do {
+            _ = try await plain.response(for: request, responseSerializer: DataResponseSerializer())
+            Issue.record("succeeded")
+        } catch ConveyorError.unacceptableStatusCode(let status, _, _) {
+            #expect(status == 503)
+        }
+        #expect(hits.withLock { $0 } == 1)
+        hits.withLock { $0 = 0 }
+        // A policy that sends the request again with a new stream of the same bytes.
+        let renewing = Self.client(server, route) {
+            $0.retryPolicy = RetryPolicy(maximumAttempts: 3, baseDelay: 0.01) { context, decided in
+                var again = context.request
+                again.httpBodyStream = CallerStream(body)
+                decided(.retry(after: 0, request: again))
+            }
+        }
+        let response = try await renewing.response(
+            for: request.withBodyStream(CallerStream(body)), responseSerializer: DataResponseSerializer())
+        #expect(response.data == Data("\(body.count)".utf8))
+        #expect(hits.withLock { $0 } == 2)
+    }
+
+    @Test(
         "A caller's stream whose read fails ends the upload with requestBodyStreamExhausted (on curl it read as a cancel)",
         arguments: Route.allCases)
     func failingStream(route: Route) async throws {
@@ -239,5 +280,14 @@ private final class PausedOnce: Sendable {
             defer { taken = true }
             return !taken
         }
+    }
+}
+
+extension URLRequest {
+    /// The same request with another body stream.
+    fileprivate func withBodyStream(_ stream: InputStream) -> URLRequest {
+        var request = self
+        request.httpBodyStream = stream
+        return request
     }
 }

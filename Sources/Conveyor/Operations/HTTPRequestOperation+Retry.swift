@@ -15,7 +15,7 @@ extension Notification.Name {
 extension HTTPRequestOperation {
     /// Fails the current attempt: retries when the policy allows, finishes otherwise.
     func fail(_ error: ConveyorError, response: HTTPResponseHead?, retryable: Bool) {
-        let failed = mutableState.withLock { state -> (RetryPolicy, RetryPolicy.Context, TransferStateMachine.Halt)? in
+        let failed = mutableState.withLock { state -> (RetryPolicy, RetryPolicy.Context, TransferStateMachine.Halt, Bool)? in
             let policy = state.retryPolicy
             guard
                 let (count, halt) = state.transfer.attemptFailed(
@@ -25,9 +25,15 @@ extension HTTPRequestOperation {
             // is not retried never needs.
             let context = RetryPolicy.Context(
                 request: state.transfer.currentRequest, response: response?.urlResponse, error: error, attemptCount: count)
-            return (policy, context, halt)
+            // The caller's body stream this request carries was read by the attempt that failed:
+            // sending the request again would fail with `requestBodyStreamExhausted` and hide
+            // this error, so a retry of the same request is not made (one with a new request is).
+            let bodySpent =
+                state.sentCallerBodyStream != nil
+                && state.transfer.currentRequest.httpBodyStream.map(ObjectIdentifier.init) == state.sentCallerBodyStream
+            return (policy, context, halt, bodySpent)
         }
-        guard let (policy, context, halt) = failed, !isCancelled else {
+        guard let (policy, context, halt, bodySpent) = failed, !isCancelled else {
             finish(.failure(error))
             return
         }
@@ -38,11 +44,13 @@ extension HTTPRequestOperation {
             case .doNotRetry:
                 finish(.failure(error))
             case .useDefault:
-                if let delay = policy.defaultDelay(for: context) {
+                if !bodySpent, let delay = policy.defaultDelay(for: context) {
                     scheduleRetry(after: delay, request: nil, error: error)
                 } else {
                     finish(.failure(error))
                 }
+            case .retry(_, nil) where bodySpent:
+                finish(.failure(error))
             case .retry(let delay, let request):
                 scheduleRetry(after: delay ?? policy.backoff(afterAttempt: context.attemptCount), request: request, error: error)
             }

@@ -13,12 +13,12 @@ extension HTTPRequestOperation {
         guard let request = authenticator.map({ authenticated(request, by: $0) }) ?? request else { return }
         // One lock: the attempt begins and takes the transport, the cache it goes through and
         // the client's adapters (with whether the request goes to the client's credential origins).
-        let callerStream = request.httpBodyStream.map { !($0 is any RestartableBodyStream) } ?? false
+        let callerStream = request.httpBodyStream.flatMap { $0 is any RestartableBodyStream ? nil : ObjectIdentifier($0) }
         let begun = mutableState.withLock { state in
             let adapters = state.clientHooks?.requestAdapters ?? []
             return state.transfer.attemptBegins(request, now: .now(), adapting: !adapters.isEmpty).map { attempt in
-                let streamSentBefore = callerStream && state.callerBodyStreamSent
-                if callerStream { state.callerBodyStreamSent = true }
+                let streamSentBefore = callerStream != nil && state.sentCallerBodyStream == callerStream
+                if let callerStream { state.sentCallerBodyStream = callerStream }
                 return (
                     attempt, state.transport, attempt.resumeOffset == 0 ? cacheOptions(attempt: attempt.number, state: state) : nil,
                     adapters, state.clientHooks?.monitors,
