@@ -67,6 +67,29 @@ struct BodyStreamReuseTests {
         return false
     }
 
+    @Test("The machine marks an attempt that would send a caller's stream a second time, and only that")
+    func machineRule() throws {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:9/upload")!)
+        let stream = CallerStream(Data(count: 10))
+        request.httpBodyStream = stream
+        var machine = TransferStateMachine(request: request)
+        machine.moved(to: .executing)
+        #expect(machine.attemptBegins(request, now: TransferStateMachineTests.now)?.repeatsSpentBodyStream == false)
+        #expect(machine.currentBodyStreamIsSpent)
+        #expect(machine.attemptBegins(request, now: TransferStateMachineTests.now)?.repeatsSpentBodyStream == true)
+        // A new stream of the caller's may go; so may Conveyor's own, which start over.
+        request.httpBodyStream = CallerStream(Data(count: 10))
+        #expect(machine.attemptBegins(request, now: TransferStateMachineTests.now)?.repeatsSpentBodyStream == false)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-reuse-\(UUID().uuidString)")
+        try Data(count: 10).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        request.httpBodyStream = try BodyFileStream(fileURL: file)
+        #expect(machine.attemptBegins(request, now: TransferStateMachineTests.now)?.repeatsSpentBodyStream == false)
+        #expect(machine.attemptBegins(request, now: TransferStateMachineTests.now)?.repeatsSpentBodyStream == false)
+        #expect(!machine.currentBodyStreamIsSpent)
+        _ = stream
+    }
+
     @Test(
         "A 307 keeps the body: a caller's stream fails with requestBodyStreamExhausted, the target never gets a cut body",
         arguments: Route.allCases)

@@ -28,10 +28,7 @@ extension HTTPRequestOperation {
             // The caller's body stream this request carries was read by the attempt that failed:
             // sending the request again would fail with `requestBodyStreamExhausted` and hide
             // this error, so a retry of the same request is not made (one with a new request is).
-            let bodySpent =
-                state.sentCallerBodyStream != nil
-                && state.transfer.currentRequest.httpBodyStream.map(ObjectIdentifier.init) == state.sentCallerBodyStream
-            return (policy, context, halt, bodySpent)
+            return (policy, context, halt, state.transfer.currentBodyStreamIsSpent)
         }
         guard let (policy, context, halt, bodySpent) = failed, !isCancelled else {
             finish(.failure(error))

@@ -79,9 +79,6 @@ extension HTTPRequestOperation {
         /// How often a client's settings were adopted (saturating), which tests check is once
         /// per operation and client. One byte in the padding after `assignedSettings`: free.
         var settingsAdoptions: UInt8 = 0
-        /// The caller's body stream (not one of Conveyor's, which start over) an attempt sent:
-        /// it is read once, so no later attempt may send it again.
-        var sentCallerBodyStream: ObjectIdentifier?
         /// The client whose settings the operation took last (weak: a client owns its operations' queue).
         weak var adoptedClient: HTTPClient?
         /// The caller's `outputStream`, wrapped; nil without one.

@@ -13,28 +13,24 @@ extension HTTPRequestOperation {
         guard let request = authenticator.map({ authenticated(request, by: $0) }) ?? request else { return }
         // One lock: the attempt begins and takes the transport, the cache it goes through and
         // the client's adapters (with whether the request goes to the client's credential origins).
-        let callerStream = request.httpBodyStream.flatMap { $0 is any RestartableBodyStream ? nil : ObjectIdentifier($0) }
         let begun = mutableState.withLock { state in
             let adapters = state.clientHooks?.requestAdapters ?? []
             return state.transfer.attemptBegins(request, now: .now(), adapting: !adapters.isEmpty).map { attempt in
-                let streamSentBefore = callerStream != nil && state.sentCallerBodyStream == callerStream
-                if let callerStream { state.sentCallerBodyStream = callerStream }
-                return (
+                (
                     attempt, state.transport, attempt.resumeOffset == 0 ? cacheOptions(attempt: attempt.number, state: state) : nil,
                     adapters, state.clientHooks?.monitors,
-                    adapters.isEmpty ? false : state.adoptedClient?.credentialScope.contains(request.url) ?? false,
-                    streamSentBefore
+                    adapters.isEmpty ? false : state.adoptedClient?.credentialScope.contains(request.url) ?? false
                 )
             }
         }
-        guard let (attempt, transport, cached, adapters, monitors, credentialOrigin, streamSentBefore) = begun else { return }
+        guard let (attempt, transport, cached, adapters, monitors, credentialOrigin) = begun else { return }
         // A caller's body stream is read once (the transports read it as it goes; it cannot be
         // rewound): a redirect that keeps the body, a retry, a credential replay or a resume
         // after `pause()` would send what is left of it as if it were the whole body (found by
         // the independent attack: the server got 0 bytes, or the last 6 of 8 MB, and the
         // operation succeeded). Such an attempt fails instead, as URLSession fails a task whose
         // body stream it cannot get again. Send a body that may go twice as `Data` or a file.
-        if streamSentBefore {
+        if attempt.repeatsSpentBodyStream {
             let error = URLError(
                 .requestBodyStreamExhausted,
                 userInfo: [NSLocalizedDescriptionKey: "the request body stream was read by an earlier attempt and cannot be sent again"])

@@ -74,6 +74,9 @@ final class TransferRecord: @unchecked Sendable {
     var backgroundTask: BackgroundTaskRequest?
     var completionDelivered = false
     /// The client's event monitors heard `requestDidFinish` (see ``EventMonitorDispatcher``).
+    /// The caller's body stream (not one of Conveyor's, which start over) an attempt sent: it
+    /// is read once, so no later attempt may send it again.
+    var sentCallerBodyStream: ObjectIdentifier?
     var monitorsHeardFinish = false
     var deliveryWaiters: [@Sendable () -> Void] = []
     var metrics: OperationMetrics?

@@ -275,6 +275,8 @@ struct TransferStateMachine {
         let resumeOffset: Int64
         /// The validator sent as `If-Range` with it.
         let resumeValidator: String?
+        /// The request's body is a caller's stream an earlier attempt read: it cannot be sent.
+        var repeatsSpentBodyStream = false
     }
 
     /// An attempt is sent: the first request, a redirect's target, a retry, a resume or a replay.
@@ -293,9 +295,21 @@ struct TransferStateMachine {
         record.lastActivity = now
         record.awaitsConnection = false
         if record.resumeOffset == 0 { record.responseSource = .network }
-        return Attempt(
+        var attempt = Attempt(
             number: record.attempt, ordinal: record.attemptsSent, resumeOffset: record.resumeOffset, resumeValidator: record.resumeValidator
         )
+        // A caller's stream is read as it is sent and cannot be rewound (Conveyor's own start over).
+        if let stream = request.httpBodyStream, !(stream is any RestartableBodyStream) {
+            attempt.repeatsSpentBodyStream = record.sentCallerBodyStream == ObjectIdentifier(stream)
+            record.sentCallerBodyStream = ObjectIdentifier(stream)
+        }
+        return attempt
+    }
+
+    /// Whether the current request's body is a caller's stream an attempt has read already.
+    var currentBodyStreamIsSpent: Bool {
+        guard let sent = box?.sentCallerBodyStream, let stream = currentRequest.httpBodyStream else { return false }
+        return ObjectIdentifier(stream) == sent
     }
 
     enum TaskAction { case none, cancel, pause, resume }
