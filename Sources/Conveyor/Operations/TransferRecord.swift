@@ -74,10 +74,10 @@ final class TransferRecord: @unchecked Sendable {
     var backgroundTask: BackgroundTaskRequest?
     var completionDelivered = false
     /// The client's event monitors heard `requestDidFinish` (see ``EventMonitorDispatcher``).
+    var monitorsHeardFinish = false
     /// The caller's body stream (not one of Conveyor's, which start over) an attempt sent: it
     /// is read once, so no later attempt may send it again.
     var sentCallerBodyStream: ObjectIdentifier?
-    var monitorsHeardFinish = false
     var deliveryWaiters: [@Sendable () -> Void] = []
     var metrics: OperationMetrics?
     var transferMetrics: TransferMetrics?
