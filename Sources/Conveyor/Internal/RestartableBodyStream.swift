@@ -6,3 +6,9 @@ protocol RestartableBodyStream: InputStream {
     /// A new, unopened stream of the same bytes, from the first.
     func restartedBodyStream() -> InputStream
 }
+
+extension InputStream {
+    /// Whether an attempt that needs the body again may send this stream: Conveyor's own
+    /// streams start over; a caller's is read once.
+    var startsOver: Bool { self is any RestartableBodyStream }
+}

@@ -31,9 +31,7 @@ extension HTTPRequestOperation {
         // operation succeeded). Such an attempt fails instead, as URLSession fails a task whose
         // body stream it cannot get again. Send a body that may go twice as `Data` or a file.
         if attempt.repeatsSpentBodyStream {
-            let error = URLError(
-                .requestBodyStreamExhausted,
-                userInfo: [NSLocalizedDescriptionKey: "the request body stream was read by an earlier attempt and cannot be sent again"])
+            let error = URLError.bodyStreamExhausted("the request body stream was read by an earlier attempt and cannot be sent again")
             fail(.network(error), response: nil, retryable: false)
             return
         }

@@ -299,7 +299,7 @@ struct TransferStateMachine {
             number: record.attempt, ordinal: record.attemptsSent, resumeOffset: record.resumeOffset, resumeValidator: record.resumeValidator
         )
         // A caller's stream is read as it is sent and cannot be rewound (Conveyor's own start over).
-        if let stream = request.httpBodyStream, !(stream is any RestartableBodyStream) {
+        if let stream = request.httpBodyStream, !stream.startsOver {
             attempt.repeatsSpentBodyStream = record.sentCallerBodyStream == ObjectIdentifier(stream)
             record.sentCallerBodyStream = ObjectIdentifier(stream)
         }

@@ -162,9 +162,7 @@ final class BodyStreamPump: @unchecked Sendable {
             let error = source.streamStatus == .error ? source.streamError : nil
         #endif
         if let error = error as? ConveyorError { return error }
-        var info: [String: Any] = [NSLocalizedDescriptionKey: "the request body stream failed"]
-        if let error { info[NSUnderlyingErrorKey] = error }
-        return URLError(.requestBodyStreamExhausted, userInfo: info)
+        return URLError.bodyStreamExhausted("the request body stream failed", underlying: error)
     }
 
     /// Waits for ``cancel()`` (the task's end, which the source's failure has just asked for),

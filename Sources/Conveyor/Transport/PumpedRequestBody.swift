@@ -50,7 +50,7 @@ final class PumpedRequestBody: @unchecked Sendable {
         guard !ended else { return nil }
         guard let body = first ? source : (source as? any RestartableBodyStream)?.restartedBodyStream() else { return nil }
         guard let pair = BoundStreamPair() else {
-            let error = URLError(.requestBodyStreamExhausted, userInfo: [NSLocalizedDescriptionKey: "no stream pair for the request body"])
+            let error = URLError.bodyStreamExhausted("no stream pair for the request body")
             state.withLock { if $0.failure == nil { $0.failure = error } }
             return nil
         }

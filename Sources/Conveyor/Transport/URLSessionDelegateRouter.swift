@@ -132,8 +132,7 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
             // stream (or a pumped one) is spent, and the server got an empty or cut body that
             // succeeded (found by the independent attack). Conveyor's own streams start over
             // when opened again; any other stream fails the request, as on Apple platforms.
-            if disposition == .useCredential, let stream = (task.originalRequest ?? task.currentRequest)?.httpBodyStream,
-                !(stream is any RestartableBodyStream)
+            if disposition == .useCredential, let stream = (task.originalRequest ?? task.currentRequest)?.httpBodyStream, !stream.startsOver
             {
                 _ = state.withLock { $0.exhaustedBodies.insert(task.taskIdentifier) }
                 completionHandler(.cancelAuthenticationChallenge, nil)
@@ -195,19 +194,16 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         #else
             let streamFailed = false
         #endif
+        let url = task.currentRequest?.url ?? task.originalRequest?.url
         if exhaustedBody || streamFailed {
             let text =
                 exhaustedBody
                 ? "the request body stream cannot be sent again to answer the server's challenge"
                 : "the request body stream failed"
-            let url = task.currentRequest?.url ?? task.originalRequest?.url
-            let error = URLError(
-                .requestBodyStreamExhausted, userInfo: [NSURLErrorFailingURLErrorKey: url as Any, NSLocalizedDescriptionKey: text])
-            delegate?.transportDidComplete(response: nil, error: error)
+            delegate?.transportDidComplete(response: nil, error: URLError.bodyStreamExhausted(text, url: url))
             return
         }
         // corelibs' codes and texts are decided here, before any delegate (the cache's included) sees them.
-        let url = task.currentRequest?.url ?? task.originalRequest?.url
         delegate?.transportDidComplete(
             response: (task.response as? HTTPURLResponse).map(HTTPResponseHead.init),
             error: error.map { Self.completionError($0, url: url, trustFailure: trustFailure) })

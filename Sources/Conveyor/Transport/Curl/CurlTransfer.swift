@@ -399,8 +399,7 @@
             if state.withLock({ $0.bodyReadFailed }) {
                 // libcurl reports the read callback's abort as "aborted by callback", which reads
                 // as a cancel; it was the body stream's failure, named as URLSession names it.
-                let info: [String: Any] = [NSURLErrorFailingURLErrorKey: url, NSLocalizedDescriptionKey: "the request body stream failed"]
-                complete(response: nil, error: URLError(.requestBodyStreamExhausted, userInfo: info))
+                complete(response: nil, error: URLError.bodyStreamExhausted("the request body stream failed", url: url))
                 return .finished
             }
             if shouldResendOnFreshConnection(code: code, handle: handle, responded: response != nil || held != nil) { return .resend }
