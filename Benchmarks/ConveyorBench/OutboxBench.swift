@@ -20,9 +20,9 @@ enum OutboxBench {
         /// it, rename it into place — in a sibling directory on the same disk, timed right before
         /// and right after the accepting `send`s (the disk's rate drifts from minute to minute).
         let plainWriteFsyncRenamePerSecond: Double
-        /// The same loop with the directory `fsync`ed after each rename, as `send` does: the
-        /// two syncs a durable accept of a new file needs (POSIX makes a rename durable only
-        /// when its directory is synced).
+        /// The same loop with the directory `fsync`ed after each rename: the two syncs a durable
+        /// rename needs (POSIX makes a rename durable only when its directory is synced), which
+        /// `send` did until it wrote records in place.
         let plainWriteFsyncRenameSyncDirectoryPerSecond: Double
         let directSequentialSeconds: Double
         let outboxInOrderSeconds: Double
@@ -112,7 +112,7 @@ enum OutboxBench {
 
     /// Writes `items` files of ``body`` into `directory` the way a durable store must at least:
     /// each to a temporary name, `fsync`ed, renamed to its final name, and with
-    /// `syncingDirectory` the directory `fsync`ed after the rename, as `send` does.
+    /// `syncingDirectory` the directory `fsync`ed after the rename, as `send` did before it wrote in place.
     /// - Returns: The seconds it took.
     private static func writeFsyncRename(_ items: Int, in directory: URL, syncingDirectory: Bool = false) throws -> Double {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

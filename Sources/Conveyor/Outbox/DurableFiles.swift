@@ -8,7 +8,8 @@ import Foundation
 
 /// The few POSIX calls the outbox needs to keep a promise across a crash or a power cut:
 /// data written and `fsync`ed before a rename makes it visible, the directory `fsync`ed after
-/// (`F_FULLFSYNC` on Darwin, see `syncFile`).
+/// (`F_FULLFSYNC` on Darwin, see `syncFile`); or a new file written in place, synced, its name
+/// made durable (``createInPlace(_:contents:)``) when its contents say whether it is whole.
 /// Foundation's `Data.write(to:options: .atomic)` renames but never syncs, so a power cut can
 /// leave an empty file under the new name.
 enum DurableFiles {
@@ -27,6 +28,35 @@ enum DurableFiles {
         defer { close(fd) }
         try writeAll(fd, data, url: url)
         try syncFile(fd, url: url)
+    }
+
+    /// Writes `data` to a new file at `url` (which must not exist) in place: synced, and its name
+    /// made durable (``syncNewName(of:)``). A failure after the file was created removes it; a
+    /// file that was already there is never touched (`O_EXCL`).
+    static func createInPlace(_ url: URL, contents data: Data) throws(Failure) {
+        let fd = try openFile(url, flags: O_WRONLY | O_CREAT | O_EXCL)
+        do {
+            try writeAll(fd, data, url: url)
+            try syncFile(fd, url: url)
+        } catch {
+            close(fd)
+            remove(url)
+            throw error
+        }
+        close(fd)
+        try syncNewName(of: url)
+    }
+
+    /// Makes the name of a file just created and synced durable. On Linux the file's own `fsync`
+    /// already did: ext4 commits the transaction that created the name (with a journal) or syncs
+    /// the directory of a new entry itself (without one, since Linux 2.6.35: "fsync sync new
+    /// parent directories in no-journal mode"), XFS forces its log past the create, and Btrfs logs
+    /// a new file's name with it. Elsewhere (APFS, or any system that promises only POSIX) the
+    /// directory is synced.
+    static func syncNewName(of url: URL) throws(Failure) {
+        #if !os(Linux)
+            try syncDirectory(url.deletingLastPathComponent())
+        #endif
     }
 
     /// Copies the file at `source` into a new file at `url` in 64 kB pieces and syncs it;

@@ -6,7 +6,7 @@ import Foundation
 
 extension Outbox {
     /// Accepts a request whose parameters are encoded by `requestSerializer`, like
-    /// ``send(method:path:parameters:headers:requestSerializer:)-4g8bq``, with its disk work (two or
+    /// ``send(method:path:parameters:headers:requestSerializer:)-4g8bq``, with its disk work (one to
     /// three `fsync`s) on a thread of its own: a `send` from a Task never blocks a thread of
     /// Swift Concurrency's cooperative pool. Returns once the item is on disk, synced.
     /// - Parameters:

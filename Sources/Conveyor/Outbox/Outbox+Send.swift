@@ -16,8 +16,9 @@ extension Outbox {
     /// Accepts a request whose parameters are encoded by `requestSerializer` (the client's by
     /// default), as ``HTTPClient/request(method:path:parameters:headers:requestSerializer:)``
     /// builds it. Returns once the item is on disk, synced; never waits for the network. Its
-    /// two or three `fsync`s run on the calling thread: from a Task, `await` the `async` form,
-    /// which does them off Swift Concurrency's pool.
+    /// `fsync`s (one, or two with a body over 64 KiB; one more on Apple platforms) run on the
+    /// calling thread: from a Task, `await` the `async` form, which does them off Swift
+    /// Concurrency's pool.
     /// - Parameters:
     ///   - method: The HTTP method.
     ///   - path: Resolved against the client's base URL now; the item keeps the absolute URL.
@@ -128,10 +129,12 @@ extension Outbox {
         try client.baseRequest(method: method, path: path, headers: headers, includingDefaults: false).0
     }
 
-    /// Writes the item — body first, then its record under a temporary name, each synced,
-    /// then the record renamed into place and the directory synced — and puts it in line.
-    /// A crash before the rename leaves nothing that counts (the next start removes the
-    /// pieces); after it, the item is complete. Runs on the caller's thread.
+    /// Writes the item — body first, then its record in place under its final name, each
+    /// synced (on systems other than Linux, the directory too) — and puts it in line. A crash
+    /// before the record is whole leaves a body the next start removes, or a record without its
+    /// end mark, which is set aside and reported as unfinished when its turn comes (`send` had
+    /// not returned its identifier); once it is whole, the item is complete. Runs on the
+    /// caller's thread.
     func accept(_ request: URLRequest, body: BodySource) throws -> UUID {
         guard let url = request.url, let method = request.httpMethod else {
             throw ConveyorError.invalidURL(path: request.url?.absoluteString ?? "", baseURL: client.baseURL)
@@ -163,7 +166,7 @@ extension Outbox {
         let bodyURL = name.url(.body, in: itemsDirectory)
         do {
             if inline == nil { record.bodyLength = try writeBody(body, to: bodyURL) ?? length }
-            try writeRecord(OutboxStoredItem(record: record, inlineBody: inline), as: name, in: itemsDirectory)
+            try writeNewRecord(OutboxStoredItem(record: record, inlineBody: inline), as: name)
         } catch {
             DurableFiles.remove(bodyURL)
             unreserve(bytes: length ?? 0)
@@ -229,6 +232,15 @@ extension Outbox {
             try DurableFiles.sync(url)
             return nil
         }
+    }
+
+    /// Writes a new item's record in place under its final name, synced, its name made durable:
+    /// no temporary file, rename or (on Linux) directory sync, because its end mark tells a
+    /// finished record from one a crash cut short (``OutboxStoredItem``).
+    private func writeNewRecord(_ stored: OutboxStoredItem, as name: OutboxItemName) throws(DurableFiles.Failure) {
+        let url = name.url(.item, in: itemsDirectory)
+        guard let data = try? stored.encoded() else { throw DurableFiles.Failure(url: url, code: EINVAL) }
+        try DurableFiles.createInPlace(url, contents: data)
     }
 
     /// Writes `stored` as `name`'s record (`kind`: `.item`, or `.reported` for one being handed

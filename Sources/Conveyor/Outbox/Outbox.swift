@@ -17,8 +17,8 @@ import Foundation
 /// let id = try outbox.send(method: .post, path: "comments", body: Comment(text: "On the train"))
 /// ```
 ///
-/// - `send` returns once the request and its body are written and `fsync`ed (file and
-///   directory); it never waits for the network.
+/// - `send` returns once the request and its body are written and `fsync`ed, their names
+///   durable; it never waits for the network.
 /// - Every attempt carries the item's `Idempotency-Key`, the same after a restart, so a server
 ///   that honours the key applies the request once even when the client died before reading
 ///   the answer.

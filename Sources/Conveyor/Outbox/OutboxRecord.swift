@@ -67,7 +67,12 @@ struct OutboxItemName: Hashable, Comparable, Sendable {
 /// default headers and credentials, which are added at each attempt) and its history.
 struct OutboxRecord: Codable, Sendable {
     /// The format; a record of another version is treated as corrupt rather than misread.
-    static let currentVersion = 1
+    /// Version 2 files end with an end mark (see ``OutboxStoredItem``); version 1 files (Conveyor
+    /// 0.3.0 and earlier, always renamed into place whole) have none and are still read.
+    static let currentVersion = 2
+
+    /// The version of records written without an end mark.
+    static let unmarkedVersion = 1
 
     var version = OutboxRecord.currentVersion
     var id: UUID
@@ -93,12 +98,12 @@ struct OutboxRecord: Codable, Sendable {
         return try encoder.encode(self)
     }
 
-    /// Decodes and checks a record; the error says what is wrong, for the corrupt report.
-    static func decode(_ data: Data, expected name: OutboxItemName) throws -> OutboxRecord {
+    /// Decodes and checks a record of `version`; the error says what is wrong, for the corrupt report.
+    static func decode(_ data: Data, expected name: OutboxItemName, version: Int = currentVersion) throws -> OutboxRecord {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
         let record = try decoder.decode(OutboxRecord.self, from: data)
-        guard record.version == currentVersion else { throw Corrupt("record version \(record.version)") }
+        guard record.version == version else { throw Corrupt("record version \(record.version)") }
         guard record.id == name.id else { throw Corrupt("the record's identifier is not its file's") }
         guard let url = URL(string: record.url), url.scheme != nil, url.host != nil else { throw Corrupt("unusable URL") }
         guard HTTPGrammar.isToken(record.method) else { throw Corrupt("the method is not a token") }
@@ -114,30 +119,86 @@ struct OutboxRecord: Codable, Sendable {
     }
 }
 
-/// A record file's contents: the record, one line of JSON, and — for a body of up to
-/// ``inlineBodyLimit`` bytes — the body itself after the line's end. One file to create, sync
-/// and remove per small item instead of two: on ext4 each file created and removed costs more
-/// than writing the bytes (inode allocation, a discard on removal).
+/// A record file's contents: the record, one line of JSON; for a body of up to
+/// ``inlineBodyLimit`` bytes, the body itself after the line's end; then the end mark, a line
+/// `conveyor-outbox-end <CRC-32 of everything before it, 8 hex digits>`. One file to create,
+/// sync and remove per small item instead of two: on ext4 each file created and removed costs
+/// more than writing the bytes (inode allocation, a discard on removal).
+///
+/// A new item's record is written in place under its final name (`send` has no rename and, on
+/// Linux, no directory sync to wait for), so a crash or a power cut during `send` can leave it cut
+/// short, empty, or — after a power cut — full of blocks that were never written. The end mark
+/// tells such a file from a finished one: a record is read only when its mark is there and its
+/// checksum matches.
 struct OutboxStoredItem: Sendable {
     /// Bodies up to this size live inside the record file.
     static let inlineBodyLimit: Int64 = 64 << 10
 
+    /// What the end mark's line begins with (after the newline that ends what it covers).
+    private static let endMarkLead = Array("\nconveyor-outbox-end ".utf8)
+    /// The mark's length: the lead, 8 hex digits, a newline.
+    private static let endMarkLength = endMarkLead.count + 8 + 1
+
     var record: OutboxRecord
     var inlineBody: Data?
 
-    /// The file's bytes.
+    /// The file's bytes, always in the current version (a record read from an unmarked file is
+    /// written back marked).
     func encoded() throws -> Data {
-        var data = try record.encoded()
+        var current = record
+        current.version = OutboxRecord.currentVersion
+        var data = try current.encoded()
         data.append(0x0A)
         if let inlineBody { data.append(inlineBody) }
+        let checksum = String(CRC32.checksum(data), radix: 16)
+        data.append(contentsOf: Self.endMarkLead)
+        data.append(contentsOf: Array((String(repeating: "0", count: 8 - checksum.count) + checksum + "\n").utf8))
         return data
     }
 
-    /// Reads a record file back, checking that an inline body is all there (a truncated file is corrupt).
+    /// Reads a record file back: a marked file must have a matching checksum and be of the
+    /// current version; an unmarked one must be a whole version 1 record, or it is what a
+    /// crash during `send` leaves (reported as unfinished). Checks that an inline body is all there.
     static func decode(_ data: Data, expected name: OutboxItemName) throws -> OutboxStoredItem {
+        if let covered = try markedContents(data) {
+            return try decodeContents(covered, expected: name, version: OutboxRecord.currentVersion)
+        }
+        guard firstLineVersion(data) == OutboxRecord.unmarkedVersion else {
+            throw OutboxRecord.Corrupt(
+                "unfinished: \(data.count) bytes without an end mark (what a crash during send leaves; send had not returned its id)")
+        }
+        return try decodeContents(data, expected: name, version: OutboxRecord.unmarkedVersion)
+    }
+
+    /// What the end mark covers, when the file ends with a well-formed one; nil when it has none.
+    /// - Throws: ``OutboxRecord/Corrupt`` when the mark is there but the checksum does not match.
+    private static func markedContents(_ data: Data) throws -> Data? {
+        guard data.count >= endMarkLength else { return nil }
+        let mark = Array(data.suffix(endMarkLength))
+        guard mark.starts(with: endMarkLead), mark.last == 0x0A,
+            let hex = String(bytes: mark[endMarkLead.count..<(endMarkLength - 1)], encoding: .ascii),
+            hex.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }), let expected = UInt32(hex, radix: 16)
+        else { return nil }
+        let covered = data.prefix(data.count - endMarkLength)
+        let actual = CRC32.checksum(covered)
+        guard actual == expected else {
+            throw OutboxRecord.Corrupt("the checksum is \(String(actual, radix: 16)), the end mark says \(hex)")
+        }
+        return covered
+    }
+
+    /// The `version` in the first line, when that line is whole JSON that has one.
+    private static func firstLineVersion(_ data: Data) -> Int? {
+        struct Versioned: Decodable { let version: Int }
+        guard let newline = data.firstIndex(of: 0x0A) else { return nil }
+        return (try? JSONDecoder().decode(Versioned.self, from: Data(data[data.startIndex..<newline])))?.version
+    }
+
+    /// The record line and what follows it, checked.
+    private static func decodeContents(_ data: Data, expected name: OutboxItemName, version: Int) throws -> OutboxStoredItem {
         // JSONEncoder escapes newlines inside strings: the first one ends the record.
         guard let newline = data.firstIndex(of: 0x0A) else { throw OutboxRecord.Corrupt("the record has no line end") }
-        let record = try OutboxRecord.decode(Data(data[data.startIndex..<newline]), expected: name)
+        let record = try OutboxRecord.decode(Data(data[data.startIndex..<newline]), expected: name, version: version)
         let rest = data[data.index(after: newline)...]
         guard record.bodyInline else {
             guard rest.isEmpty else { throw OutboxRecord.Corrupt("bytes after a record without an inline body") }
