@@ -87,13 +87,16 @@ enum DurableFiles {
     }
 
     /// Reads a whole file of the outbox's own: a symbolic link is refused (`ELOOP`), and so is
-    /// anything but a regular file (`EINVAL`) — an item's file is never followed out of the directory.
-    static func readFile(_ url: URL) throws(Failure) -> Data {
+    /// anything but a regular file (`EINVAL`) — an item's file is never followed out of the
+    /// directory — and a file of more than `maximumBytes` (`EFBIG`), before any of it is read (a
+    /// sparse file planted under an item's name can claim gigabytes it does not take on disk).
+    static func readFile(_ url: URL, maximumBytes: Int64) throws(Failure) -> Data {
         let fd = try openFile(url, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw Failure(url: url, code: errno) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw Failure(url: url, code: EINVAL) }
+        guard Int64(info.st_size) <= maximumBytes else { throw Failure(url: url, code: EFBIG) }
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         while true {
@@ -101,6 +104,8 @@ enum DurableFiles {
             if count < 0, errno == EINTR { continue }
             guard count >= 0 else { throw Failure(url: url, code: errno) }
             if count == 0 { return data }
+            // A file that grows while it is read is bounded too.
+            guard Int64(data.count + count) <= maximumBytes else { throw Failure(url: url, code: EFBIG) }
             data.append(contentsOf: buffer[0..<count])
         }
     }

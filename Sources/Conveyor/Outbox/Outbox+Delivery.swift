@@ -51,11 +51,16 @@ extension Outbox {
         var bytes: Int64
         do {
             // Never followed: a link could name any file the process can read.
-            let data = try DurableFiles.readFile(recordURL(name))
+            let data = try DurableFiles.readFile(recordURL(name), maximumBytes: OutboxStoredItem.maximumFileSize)
             stored = try OutboxStoredItem.decode(data, expected: name)
             bytes = Int64(data.count)
         } catch let failure as DurableFiles.Failure where failure.code == ELOOP {
             return setAsideCorrupt(name, detail: "the record is a symbolic link")
+        } catch let failure as DurableFiles.Failure where failure.code == EFBIG {
+            return setAsideCorrupt(
+                name, detail: "the record has more than the \(OutboxStoredItem.maximumFileSize) bytes a record can have; not read")
+        } catch let corrupt as OutboxRecord.Corrupt where corrupt.isUnfinished {
+            return setAsideCorrupt(name, detail: corrupt.description)  // begins "unfinished", as documented
         } catch {
             return setAsideCorrupt(name, detail: "unreadable record: \(error)")
         }
@@ -147,7 +152,7 @@ extension Outbox {
         if let inline = stored.inlineBody { return .data(inline) }
         guard let length = stored.record.bodyLength else { return .none }
         let bodyURL = name.url(.body, in: itemsDirectory)
-        if length <= configuration.inMemoryBodyLimit { return .data(try DurableFiles.readFile(bodyURL)) }
+        if length <= configuration.inMemoryBodyLimit { return .data(try DurableFiles.readFile(bodyURL, maximumBytes: length)) }
         return .file(try BodyFile.Snapshot(of: bodyURL))
     }
 
@@ -166,7 +171,7 @@ extension Outbox {
             var failures = 0
             if counts {
                 stored.record.attempts += 1
-                stored.record.lastError = String(describing: error)
+                stored.record.lastError = OutboxRecord.text(of: error)
                 if stored.record.attempts >= configuration.maximumAttempts {
                     return moveToDeadLetters(
                         name, stored, error: .outboxFailed(reason: .attemptsExhausted(attempts: stored.record.attempts, lastError: error)))

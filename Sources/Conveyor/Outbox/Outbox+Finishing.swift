@@ -64,7 +64,7 @@ extension Outbox {
     func moveToDeadLetters(_ name: OutboxItemName, _ stored: OutboxStoredItem, error: ConveyorError) {
         guard !state.withLock({ $0.closed }) else { return }
         var stored = stored
-        stored.record.lastError = String(describing: error)
+        stored.record.lastError = OutboxRecord.text(of: error)
         do {
             try writeRecord(stored, as: name, in: deadDirectory)
             if stored.record.bodyLength != nil, !stored.record.bodyInline {
@@ -98,7 +98,9 @@ extension Outbox {
     func reportDeadLetter(_ name: OutboxItemName) {
         let stored: OutboxStoredItem
         do {
-            stored = try OutboxStoredItem.decode(try DurableFiles.readFile(name.url(.item, in: deadDirectory)), expected: name)
+            stored = try OutboxStoredItem.decode(
+                try DurableFiles.readFile(name.url(.item, in: deadDirectory), maximumBytes: OutboxStoredItem.maximumFileSize),
+                expected: name)
         } catch let failure as DurableFiles.Failure where failure.code == ENOENT {
             return  // retried or removed meanwhile (`retryDeadLetter` runs on the caller's thread)
         } catch {

@@ -3,7 +3,10 @@ import Foundation
 extension Outbox {
     /// Reads the directory as the last process left it, whenever it stopped (a SIGKILL between
     /// any two of its writes; the steps of each change are in <doc:SendingWhileOffline>):
-    /// - temporary files (a record being written) are removed: their item was never accepted;
+    /// - temporary files (a record being replaced) are removed: the record they were to replace
+    ///   is still there (a new item's record is written in place; one a crash cut short has no
+    ///   end mark and is set aside, reported as unfinished, when its turn comes — not here, where
+    ///   no record is read);
     /// - a record both in `items/` and `dead/` under one name was being moved to the dead
     ///   letters: the move is finished (its body moved if it is still here, the record here removed);
     /// - a dead letter whose identifier is also in `items/` under a later name was being retried:
@@ -48,6 +51,7 @@ extension Outbox {
         } catch {
             throw ConveyorError.outboxFailed(reason: .writeFailed(error.url, error.error))
         }
+        items = setAsideDuplicates(items, bodies: &bodies)
         var itemSet = Set(items)
         let itemsByID = Dictionary(itemSet.map { ($0.id, $0) }, uniquingKeysWith: { max($0, $1) })
         var deadSet = Set(dead)
@@ -94,6 +98,33 @@ extension Outbox {
             state.redelivered = Set(reported.filter { itemSet.contains($0) }.map(\.id))
             state.unreportedDead = dead.filter { !deadReported.contains($0) }.sorted()
         }
+    }
+
+    /// Keeps one record per item. The outbox never leaves two, but a copied file can: a record
+    /// beside its `.reported` copy (the `.reported` one is kept: it is the later state, and its
+    /// result is then flagged), or one identifier under two sequence numbers (the first in line
+    /// is kept). The others go to `corrupt/` with their bodies, without a result, so that nothing
+    /// is sent twice and no name is in line twice.
+    private func setAsideDuplicates(_ names: [OutboxItemName], bodies: inout Set<OutboxItemName>) -> [OutboxItemName] {
+        var kept: [OutboxItemName] = []
+        var ids: Set<UUID> = []
+        var listed: Set<OutboxItemName> = []
+        for name in names.sorted() {
+            if !listed.insert(name).inserted {
+                // Listed twice: `N-id.item` and `N-id.reported` are both there.
+                setAside(name.stem + "." + OutboxItemName.Kind.item.rawValue, in: itemsDirectory)
+                continue
+            }
+            if ids.insert(name.id).inserted {
+                kept.append(name)
+                continue
+            }
+            for kind in [OutboxItemName.Kind.item, .reported] where DurableFiles.exists(name.url(kind, in: itemsDirectory)) {
+                setAside(name.stem + "." + kind.rawValue, in: itemsDirectory)
+            }
+            if bodies.remove(name) != nil { setAside(name.stem + "." + OutboxItemName.Kind.body.rawValue, in: itemsDirectory) }
+        }
+        return kept
     }
 
     /// Removes a temporary file, or moves a stranger aside.

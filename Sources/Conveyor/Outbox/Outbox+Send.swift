@@ -240,6 +240,7 @@ extension Outbox {
     private func writeNewRecord(_ stored: OutboxStoredItem, as name: OutboxItemName) throws(DurableFiles.Failure) {
         let url = name.url(.item, in: itemsDirectory)
         guard let data = try? stored.encoded() else { throw DurableFiles.Failure(url: url, code: EINVAL) }
+        guard data.count <= OutboxStoredItem.maximumFileSize else { throw DurableFiles.Failure(url: url, code: EFBIG) }
         try DurableFiles.createInPlace(url, contents: data)
     }
 

@@ -116,6 +116,15 @@ struct OutboxRecord: Codable, Sendable {
     struct Corrupt: Error, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
+
+        /// The record has no end mark: what a crash during `send` leaves (its detail begins "unfinished").
+        var isUnfinished: Bool { description.hasPrefix("unfinished") }
+    }
+
+    /// `error` as the record keeps it in ``lastError``: its description, at most 4,096
+    /// characters, so that a rewritten record stays far below ``OutboxStoredItem/maximumFileSize``.
+    static func text(of error: any Error) -> String {
+        String(String(describing: error).prefix(4096))
     }
 }
 
@@ -133,6 +142,11 @@ struct OutboxRecord: Codable, Sendable {
 struct OutboxStoredItem: Sendable {
     /// Bodies up to this size live inside the record file.
     static let inlineBodyLimit: Int64 = 64 << 10
+
+    /// The most a record file may hold (4 MiB: an inline body and far more headers than any
+    /// server takes). `send` refuses a request whose record would be larger (`EFBIG`), and a
+    /// larger file under an item's name is set aside without being read.
+    static let maximumFileSize: Int64 = 4 << 20
 
     /// What the end mark's line begins with (after the newline that ends what it covers).
     private static let endMarkLead = Array("\nconveyor-outbox-end ".utf8)
@@ -164,8 +178,7 @@ struct OutboxStoredItem: Sendable {
             return try decodeContents(covered, expected: name, version: OutboxRecord.currentVersion)
         }
         guard firstLineVersion(data) == OutboxRecord.unmarkedVersion else {
-            throw OutboxRecord.Corrupt(
-                "unfinished: \(data.count) bytes without an end mark (what a crash during send leaves; send had not returned its id)")
+            throw OutboxRecord.Corrupt("unfinished: \(data.count) bytes without a matching end mark (what a crash during send leaves)")
         }
         return try decodeContents(data, expected: name, version: OutboxRecord.unmarkedVersion)
     }

@@ -133,7 +133,7 @@ struct OutboxRecordFormatTests {
         guard case .failed(.outboxFailed(.corruptItem(let movedTo, let detail))) = results[0].outcome else {
             return #expect(Bool(false), "\(results[0].outcome)")
         }
-        #expect(detail.contains("unfinished") && FileManager.default.fileExists(atPath: movedTo.path), "\(detail)")
+        #expect(detail.hasPrefix("unfinished") && FileManager.default.fileExists(atPath: movedTo.path), "\(detail)")
         for result in results.dropFirst() {
             guard case .succeeded = result.outcome else { return #expect(Bool(false), "\(result.outcome)") }
         }
