@@ -709,7 +709,7 @@ if arguments.contains("--json") {
     print(
         String(
             format:
-                "  accept: %.0f items/s (record with the body inside written in place and fsynced); a plain write + fsync loop: %.0f files/s (%.2fx); write + fsync + rename, just before and after: %.0f files/s (%.2fx) [target ≥ 0.80x: %@]; with the directory fsynced too: %.0f files/s (%.2fx)",
+                "  accept: %.0f items/s (record with the body inside written in place and fsynced); a plain write + fsync loop: %.0f files/s (%.2fx); write + fsync + rename, interleaved in the same directory: %.0f files/s (%.2fx) [target ≥ 0.80x: %@]; with the directory fsynced too: %.0f files/s (%.2fx)",
             outbox.acceptedPerSecond, outbox.plainWriteFsyncPerSecond, outbox.acceptedPerSecond / outbox.plainWriteFsyncPerSecond,
             outbox.plainWriteFsyncRenamePerSecond, outbox.acceptedPerSecond / outbox.plainWriteFsyncRenamePerSecond,
             outbox.acceptedPerSecond / outbox.plainWriteFsyncRenamePerSecond >= 0.80 ? "met" : "MISSED",

@@ -25,6 +25,7 @@ extension Outbox {
     /// Starts items while there is room, and hands over dead letters not reported yet. On `queue`.
     func pump() {
         let (starts, dead) = state.withLock { state -> ([OutboxItemName], [OutboxItemName]) in
+            state.pumpQueued = false  // items accepted from now on queue another
             guard state.started, !state.closed else { return ([], []) }
             var starts: [OutboxItemName] = []
             while state.inFlight.count < max(1, configuration.maximumConcurrentDeliveries), state.head < state.pending.count {

@@ -41,8 +41,8 @@ extension Outbox {
                 case (let name, .item)?: items.append(name)
                 case (let name, .body)?: bodies.insert(name)
                 case (let name, .reported)?:
-                    // A record renamed as its result was handed over: still an item, delivered again.
-                    items.append(name)
+                    // A record renamed as its result was handed over: still an item, delivered
+                    // again (put in line below, once, whether or not a `.item` copy is beside it).
                     reported.insert(name)
                 case nil: setAside(fileName, in: itemsDirectory)
                 }
@@ -51,9 +51,33 @@ extension Outbox {
         } catch {
             throw ConveyorError.outboxFailed(reason: .writeFailed(error.url, error.error))
         }
-        items = setAsideDuplicates(items, bodies: &bodies)
+        // The outbox never leaves two records of one item, but a copied file can: a record beside
+        // its `.reported` copy (the `.reported` one stays: the later state, its result flagged) or
+        // one identifier under two sequence numbers (the first in line stays). The copies go to
+        // `corrupt/` with their bodies, without a result: nothing is sent twice, no name is in line
+        // twice. Found with what is read anyway (a stat per `.reported`, the identifiers' map).
+        for name in reported {
+            if DurableFiles.exists(name.url(.item, in: itemsDirectory)) {
+                setAside(name.stem + "." + OutboxItemName.Kind.item.rawValue, in: itemsDirectory)
+            } else {
+                items.append(name)
+            }
+        }
         var itemSet = Set(items)
-        let itemsByID = Dictionary(itemSet.map { ($0.id, $0) }, uniquingKeysWith: { max($0, $1) })
+        var copies: [OutboxItemName] = []
+        let itemsByID = Dictionary(
+            itemSet.map { ($0.id, $0) },
+            uniquingKeysWith: { first, second in
+                copies.append(max(first, second))
+                return min(first, second)
+            })
+        for name in copies {
+            for kind in [OutboxItemName.Kind.item, .reported, .body] where DurableFiles.exists(name.url(kind, in: itemsDirectory)) {
+                setAside(name.stem + "." + kind.rawValue, in: itemsDirectory)
+            }
+            itemSet.remove(name)
+            bodies.remove(name)
+        }
         var deadSet = Set(dead)
         for name in dead {
             if itemSet.contains(name) {
@@ -98,33 +122,6 @@ extension Outbox {
             state.redelivered = Set(reported.filter { itemSet.contains($0) }.map(\.id))
             state.unreportedDead = dead.filter { !deadReported.contains($0) }.sorted()
         }
-    }
-
-    /// Keeps one record per item. The outbox never leaves two, but a copied file can: a record
-    /// beside its `.reported` copy (the `.reported` one is kept: it is the later state, and its
-    /// result is then flagged), or one identifier under two sequence numbers (the first in line
-    /// is kept). The others go to `corrupt/` with their bodies, without a result, so that nothing
-    /// is sent twice and no name is in line twice.
-    private func setAsideDuplicates(_ names: [OutboxItemName], bodies: inout Set<OutboxItemName>) -> [OutboxItemName] {
-        var kept: [OutboxItemName] = []
-        var ids: Set<UUID> = []
-        var listed: Set<OutboxItemName> = []
-        for name in names.sorted() {
-            if !listed.insert(name).inserted {
-                // Listed twice: `N-id.item` and `N-id.reported` are both there.
-                setAside(name.stem + "." + OutboxItemName.Kind.item.rawValue, in: itemsDirectory)
-                continue
-            }
-            if ids.insert(name.id).inserted {
-                kept.append(name)
-                continue
-            }
-            for kind in [OutboxItemName.Kind.item, .reported] where DurableFiles.exists(name.url(kind, in: itemsDirectory)) {
-                setAside(name.stem + "." + kind.rawValue, in: itemsDirectory)
-            }
-            if bodies.remove(name) != nil { setAside(name.stem + "." + OutboxItemName.Kind.body.rawValue, in: itemsDirectory) }
-        }
-        return kept
     }
 
     /// Removes a temporary file, or moves a stranger aside.

@@ -164,9 +164,11 @@ extension Outbox {
         let sequence = try reserve(bytes: length ?? 0)
         let name = OutboxItemName(sequence: sequence, id: id)
         let bodyURL = name.url(.body, in: itemsDirectory)
+        let onDisk: Int64
         do {
             if inline == nil { record.bodyLength = try writeBody(body, to: bodyURL) ?? length }
-            try writeNewRecord(OutboxStoredItem(record: record, inlineBody: inline), as: name)
+            let recordBytes = try writeNewRecord(OutboxStoredItem(record: record, inlineBody: inline), as: name)
+            onDisk = recordBytes + (inline == nil ? record.bodyLength ?? 0 : 0)
         } catch {
             DurableFiles.remove(bodyURL)
             unreserve(bytes: length ?? 0)
@@ -175,8 +177,8 @@ extension Outbox {
             }
             throw error
         }
-        // The limit was checked against the body; what counts from now on is what is on disk.
-        let onDisk = diskBytes(name, in: itemsDirectory)
+        // The limit was checked against the body; what counts from now on is what was written
+        // (what ``diskBytes(_:in:)`` finds, without three `stat`s).
         state.withLock { $0.bytes += onDisk - (length ?? 0) }
         enqueueAccepted(name)
         return id
@@ -237,11 +239,13 @@ extension Outbox {
     /// Writes a new item's record in place under its final name, synced, its name made durable:
     /// no temporary file, rename or (on Linux) directory sync, because its end mark tells a
     /// finished record from one a crash cut short (``OutboxStoredItem``).
-    private func writeNewRecord(_ stored: OutboxStoredItem, as name: OutboxItemName) throws(DurableFiles.Failure) {
+    /// - Returns: The record's size in bytes.
+    private func writeNewRecord(_ stored: OutboxStoredItem, as name: OutboxItemName) throws(DurableFiles.Failure) -> Int64 {
         let url = name.url(.item, in: itemsDirectory)
         guard let data = try? stored.encoded() else { throw DurableFiles.Failure(url: url, code: EINVAL) }
         guard data.count <= OutboxStoredItem.maximumFileSize else { throw DurableFiles.Failure(url: url, code: EFBIG) }
         try DurableFiles.createInPlace(url, contents: data)
+        return Int64(data.count)
     }
 
     /// Writes `stored` as `name`'s record (`kind`: `.item`, or `.reported` for one being handed
@@ -310,9 +314,10 @@ extension Outbox {
     }
 
     /// Puts a written item in line (in sequence order: sends from several threads may finish
-    /// out of order) and starts it if there is room.
+    /// out of order) and starts it if there is room: one `pump()` is queued for a burst of
+    /// sends, none before a consumer is registered (``start()`` queues one then).
     func enqueueAccepted(_ name: OutboxItemName) {
-        state.withLock { state in
+        let wakes = state.withLock { state -> Bool in
             if state.pending.last.map({ $0 < name }) ?? true {
                 state.pending.append(name)
             } else {
@@ -324,7 +329,10 @@ extension Outbox {
                 }
                 state.pending.insert(name, at: low)
             }
+            guard state.started, !state.pumpQueued else { return false }
+            state.pumpQueued = true
+            return true
         }
-        queue.async { self.pump() }
+        if wakes { queue.async { self.pump() } }
     }
 }

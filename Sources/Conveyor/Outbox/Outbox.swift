@@ -92,6 +92,8 @@ public final class Outbox: Sendable {
         var bytes: Int64 = 0
         var nextSequence: UInt64 = 1
         var started = false
+        /// A `pump()` is queued for accepted items: a burst of sends wakes the queue once.
+        var pumpQueued = false
         var closed = false
         var offline = false
         /// Items whose result had been handed over (maybe) before the last stop.
