@@ -101,6 +101,13 @@ let cacheAnswered = Atomic<Int>(0)
     if source != .network { cacheAnswered.add(1, ordering: .relaxed) }
 }
 
+/// Says on stderr whose turn begins, so that a run that stops shows where: the rows print only at
+/// the end, and a full run in session 17 sat for 7 minutes with every thread idle and nothing
+/// printed (which call never returned is not known).
+func progress(_ text: String) {
+    FileHandle.standardError.write(Data("conveyor-bench: \(text)\n".utf8))
+}
+
 /// A Conveyor callback-API call, awaited: `send` enqueues with the given blocks.
 func callback(_ send: @escaping @Sendable (@escaping HTTPRequestOperation.Success, @escaping HTTPRequestOperation.Failure) -> Void)
     -> Fetch
@@ -526,6 +533,7 @@ for scenario in transfersOnly ? [] : scenarios where scenarioFilter.map({ scenar
     // Warm up each client's connections at the scenario's concurrency (a later rep that still
     // opens connections shows a pool too small to keep them), then interleave clients rep by rep.
     for entry in scenario.entries {
+        progress("\(scenario.name): warming up \(entry.name)")
         _ = try await measure(entry.fetch, requests: 4 * scenario.inFlight, inFlight: scenario.inFlight)
     }
     var samples = Array(repeating: [Double](), count: scenario.entries.count)
@@ -534,8 +542,9 @@ for scenario in transfersOnly ? [] : scenarios where scenarioFilter.map({ scenar
     var cliSamples: [Double] = []
     var cliCPUSamples: [Double] = []
     var cliConnections: [Int] = []
-    for _ in 0..<reps {
+    for rep in 0..<reps {
         for (index, entry) in scenario.entries.enumerated() {
+            progress("\(scenario.name): rep \(rep + 1), \(entry.name)")
             if let settle = option("--settle-ms") { try await Task.sleep(for: .milliseconds(settle)) }
             let cpuBefore = cpuSeconds()
             let (seconds, opened) = try await server.newConnections {
@@ -549,6 +558,7 @@ for scenario in transfersOnly ? [] : scenarios where scenarioFilter.map({ scenar
             samples[index].append(seconds)
             if let opened { connections[index].append(opened) }
         }
+        progress("\(scenario.name): rep \(rep + 1), curl command line")
         let cliCPUBefore = cpuSeconds(children: true)
         let (cli, opened) = await server.newConnections { scenario.commandLine?.seconds(inFlight: scenario.inFlight) }
         if let cli {
@@ -642,6 +652,7 @@ if arguments.contains("--requests-only") {
 // 12,000 items encode to about 1 MB of JSON.
 var comparisons: [Comparison] = []
 for (label, transferClient) in [("Conveyor", client), ("Conveyor curl", curlClient)] {
+    progress("transfers: \(label)")
     comparisons += try await Transfers.run(
         server: server, client: transferClient, label: label, megabytes: option("--download-mb") ?? (smoke ? 1 : 50),
         jsonItems: smoke ? 50 : 12_000, reps: reps, isCurl: transferClient === curlClient)
@@ -654,6 +665,7 @@ if transfersOnly {
     for comparison in comparisons { printComparison(comparison) }
     exit(0)
 }
+progress("memory per request, multipart, outbox")
 let requestMemory = try RequestMemory.measure(requests: option("--memory-requests") ?? (smoke ? 200 : 100_000))
 
 let multipartMegabytes = option("--multipart-mb") ?? (smoke ? 5 : 200)
