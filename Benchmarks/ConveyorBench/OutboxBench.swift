@@ -85,7 +85,7 @@ enum OutboxBench {
             try await group.waitForAll()
         }
         let directConcurrentSeconds = Date().timeIntervalSince(directConcurrentStart)
-        let (_, concurrentSeconds) = try await deliver(
+        let concurrentSeconds = try await deliver(
             items: items, client: client, directory: scratch.appendingPathComponent("concurrent"), concurrent: 8)
 
         // Memory: a child writes `pending` items (no consumer), another opens the outbox holding
@@ -184,23 +184,13 @@ enum OutboxBench {
         return Date().timeIntervalSince(start)
     }
 
-    /// Accepts `items` (timed), then registers a handler and times until the last result was handed over.
-    private static func deliver(items: Int, client: HTTPClient, directory: URL, concurrent: Int) async throws -> (Double, Double) {
+    /// Accepts `items` into a fresh outbox, then times their delivery (``deliverAccepted(_:from:)``).
+    private static func deliver(items: Int, client: HTTPClient, directory: URL, concurrent: Int) async throws -> Double {
         var settings = Outbox.Configuration.default
         settings.maximumConcurrentDeliveries = concurrent
         let outbox = try client.outbox(directory: directory, configuration: settings)
-        defer { outbox.close() }
-        let acceptStart = Date()
         try sendAll(items, to: outbox)
-        let acceptSeconds = Date().timeIntervalSince(acceptStart)
-        let deliveryStart = Date()
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let count = Counter()
-            outbox.setResultHandler { _ in
-                if count.increment() == items { continuation.resume() }
-            }
-        }
-        return (acceptSeconds, Date().timeIntervalSince(deliveryStart))
+        return await deliverAccepted(items, from: outbox)
     }
 
     /// The body as a file, for `send(…fileURL:)` (the outbox copies it per item).

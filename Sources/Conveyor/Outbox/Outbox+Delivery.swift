@@ -52,9 +52,7 @@ extension Outbox {
         var bytes: Int64
         do {
             // Never followed: a link could name any file the process can read.
-            let data = try DurableFiles.readFile(recordURL(name), maximumBytes: OutboxStoredItem.maximumFileSize)
-            stored = try OutboxStoredItem.decode(data, expected: name)
-            bytes = Int64(data.count)
+            (stored, bytes) = try OutboxStoredItem.read(recordURL(name), expected: name)
         } catch let failure as DurableFiles.Failure where failure.code == ELOOP {
             return setAsideCorrupt(name, detail: "the record is a symbolic link")
         } catch let failure as DurableFiles.Failure where failure.code == EFBIG {

@@ -98,9 +98,7 @@ extension Outbox {
     func reportDeadLetter(_ name: OutboxItemName) {
         let stored: OutboxStoredItem
         do {
-            stored = try OutboxStoredItem.decode(
-                try DurableFiles.readFile(name.url(.item, in: deadDirectory), maximumBytes: OutboxStoredItem.maximumFileSize),
-                expected: name)
+            stored = try OutboxStoredItem.read(name.url(.item, in: deadDirectory), expected: name).stored
         } catch let failure as DurableFiles.Failure where failure.code == ENOENT {
             return  // retried or removed meanwhile (`retryDeadLetter` runs on the caller's thread)
         } catch {
@@ -126,13 +124,13 @@ extension Outbox {
     func setAsideCorruptDeadLetter(_ name: OutboxItemName, detail: String) {
         // Gone already: set aside by the report at start-up (or removed) since it was read.
         guard !state.withLock({ $0.closed }), DurableFiles.exists(name.url(.item, in: deadDirectory)) else { return }
-        let movedTo = corruptDirectory.appendingPathComponent(name.stem + ".item")
+        let movedTo = name.url(.item, in: corruptDirectory)
         reportFailure(Result { () throws(DurableFiles.Failure) in try DurableFiles.move(name.url(.item, in: deadDirectory), to: movedTo) })
         if DurableFiles.exists(name.url(.body, in: deadDirectory)) {
             reportFailure(
                 Result { () throws(DurableFiles.Failure) in
                     try DurableFiles.move(
-                        name.url(.body, in: deadDirectory), to: corruptDirectory.appendingPathComponent(name.stem + ".body"))
+                        name.url(.body, in: deadDirectory), to: name.url(.body, in: corruptDirectory))
                 })
         }
         DurableFiles.remove(name.url(.reported, in: deadDirectory))
@@ -143,14 +141,14 @@ extension Outbox {
     /// Moves an unreadable item (or a symbolic link where its file should be) to `corrupt/` and
     /// reports it; the line goes on. On `queue`.
     func setAsideCorrupt(_ name: OutboxItemName, detail: String) {
-        let movedTo = corruptDirectory.appendingPathComponent(name.stem + ".item")
+        let movedTo = name.url(.item, in: corruptDirectory)
         let bytes = diskBytes(name, in: itemsDirectory)
         state.withLock { $0.inFlight[name.id]?.bytes = bytes }
         let body = name.url(.body, in: itemsDirectory)
         if DurableFiles.exists(body) {
             reportFailure(
                 Result { () throws(DurableFiles.Failure) in
-                    try DurableFiles.move(body, to: corruptDirectory.appendingPathComponent(name.stem + ".body"))
+                    try DurableFiles.move(body, to: name.url(.body, in: corruptDirectory))
                 })
         }
         // Renamed, not followed: a link is moved as a link.

@@ -58,7 +58,7 @@ extension Outbox {
         // twice. Found with what is read anyway (a stat per `.reported`, the identifiers' map).
         for name in reported {
             if DurableFiles.exists(name.url(.item, in: itemsDirectory)) {
-                setAside(name.stem + "." + OutboxItemName.Kind.item.rawValue, in: itemsDirectory)
+                setAside(name.fileName(.item), in: itemsDirectory)
             } else {
                 items.append(name)
             }
@@ -73,7 +73,7 @@ extension Outbox {
             })
         for name in copies {
             for kind in [OutboxItemName.Kind.item, .reported, .body] where DurableFiles.exists(name.url(kind, in: itemsDirectory)) {
-                setAside(name.stem + "." + kind.rawValue, in: itemsDirectory)
+                setAside(name.fileName(kind), in: itemsDirectory)
             }
             itemSet.remove(name)
             bodies.remove(name)

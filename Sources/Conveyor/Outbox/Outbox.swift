@@ -230,9 +230,7 @@ public final class Outbox: Sendable {
         var unreadable: [(OutboxItemName, String)] = []
         for name in try deadLetterNames() {
             do {
-                let stored = try OutboxStoredItem.decode(
-                    try DurableFiles.readFile(name.url(.item, in: deadDirectory), maximumBytes: OutboxStoredItem.maximumFileSize),
-                    expected: name)
+                let stored = try OutboxStoredItem.read(name.url(.item, in: deadDirectory), expected: name).stored
                 letters.append(Item(stored: stored, bodyFile: name.url(.body, in: deadDirectory)))
             } catch let failure as DurableFiles.Failure where failure.code == ENOENT {
                 continue  // retried or removed since the names were read
@@ -322,8 +320,7 @@ public final class Outbox: Sendable {
 
     private func deadLetter(_ id: UUID) throws -> (OutboxItemName, OutboxStoredItem) {
         guard let name = try deadLetterNames().first(where: { $0.id == id }),
-            let data = try? DurableFiles.readFile(name.url(.item, in: deadDirectory), maximumBytes: OutboxStoredItem.maximumFileSize),
-            let stored = try? OutboxStoredItem.decode(data, expected: name)
+            let stored = try? OutboxStoredItem.read(name.url(.item, in: deadDirectory), expected: name).stored
         else { throw ConveyorError.outboxFailed(reason: .noSuchItem(id)) }
         return (name, stored)
     }

@@ -59,7 +59,12 @@ struct OutboxItemName: Hashable, Comparable, Sendable {
 
     /// The file of `kind` in `directory`.
     func url(_ kind: Kind, in directory: URL) -> URL {
-        directory.appendingPathComponent(stem + "." + kind.rawValue, isDirectory: false)
+        directory.appendingPathComponent(fileName(kind), isDirectory: false)
+    }
+
+    /// The name of the file of `kind`: `<stem>.<kind>`.
+    func fileName(_ kind: Kind) -> String {
+        stem + "." + kind.rawValue
     }
 }
 
@@ -117,7 +122,12 @@ struct OutboxRecord: Codable, Sendable {
         let description: String
         init(_ description: String) { self.description = description }
 
-        /// The record has no end mark: what a crash during `send` leaves (its detail begins "unfinished").
+        /// A file of `count` bytes without a matching end mark: what a crash during `send` leaves.
+        static func unfinished(_ count: Int) -> Corrupt {
+            Corrupt("unfinished: \(count) bytes without a matching end mark (what a crash during send leaves)")
+        }
+
+        /// The record has no end mark (``unfinished(_:)``): its detail begins "unfinished", as documented.
         var isUnfinished: Bool { description.hasPrefix("unfinished") }
     }
 
@@ -170,6 +180,14 @@ struct OutboxStoredItem: Sendable {
         return data
     }
 
+    /// Reads the record file at `url` (never following a link, at most ``maximumFileSize`` bytes:
+    /// `ELOOP`, `EFBIG`) and decodes it; also returns its size.
+    /// - Throws: ``DurableFiles/Failure`` or ``OutboxRecord/Corrupt``.
+    static func read(_ url: URL, expected name: OutboxItemName) throws -> (stored: OutboxStoredItem, bytes: Int64) {
+        let data = try DurableFiles.readFile(url, maximumBytes: maximumFileSize)
+        return (try decode(data, expected: name), Int64(data.count))
+    }
+
     /// Reads a record file back: a marked file must have a matching checksum and be of the
     /// current version; an unmarked one must be a whole version 1 record, or it is what a
     /// crash during `send` leaves (reported as unfinished). Checks that an inline body is all there.
@@ -178,7 +196,7 @@ struct OutboxStoredItem: Sendable {
             return try decodeContents(covered, expected: name, version: OutboxRecord.currentVersion)
         }
         guard firstLineVersion(data) == OutboxRecord.unmarkedVersion else {
-            throw OutboxRecord.Corrupt("unfinished: \(data.count) bytes without a matching end mark (what a crash during send leaves)")
+            throw OutboxRecord.Corrupt.unfinished(data.count)
         }
         return try decodeContents(data, expected: name, version: OutboxRecord.unmarkedVersion)
     }

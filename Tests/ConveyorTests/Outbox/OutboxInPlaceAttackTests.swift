@@ -14,31 +14,47 @@ import Testing
 /// three directories edited by hand.
 @Suite("Outbox: findings of the attack on records written in place", .timeLimit(.minutes(2)))
 struct OutboxInPlaceAttackTests {
-    /// Three items written and the outbox closed; returns their identifiers and the `items/` folder.
-    static func threeItems(_ server: LocalHTTPServer, in directory: TemporaryDirectory) throws -> ([UUID], URL) {
-        (try OutboxHardeningTests.writeItems(3, server, in: directory.url), directory.url.appendingPathComponent("items"))
-    }
+    /// A server with an idempotent inbox and a directory holding three items, the outbox closed:
+    /// what each test edits by hand before opening the directory again.
+    struct ThreeItems {
+        let server: LocalHTTPServer
+        let inbox: IdempotentInbox
+        let directory: TemporaryDirectory
+        let ids: [UUID]
 
-    /// The file name of the record of `id` in `names`.
-    static func record(of id: UUID, in directory: TemporaryDirectory) throws -> String {
-        try #require(directory.names(in: "items").first { $0.contains(id.uuidString.lowercased()) && $0.hasSuffix(".item") })
+        init() throws {
+            server = try LocalHTTPServer.started()
+            inbox = IdempotentInbox(server)
+            directory = try TemporaryDirectory()
+            ids = try OutboxHardeningTests.writeItems(3, server, in: directory.url)
+        }
+
+        var items: URL { directory.url.appendingPathComponent("items") }
+
+        /// The file name of the second item's record.
+        func secondRecord() throws -> String {
+            try #require(directory.names(in: "items").first { $0.contains(ids[1].uuidString.lowercased()) && $0.hasSuffix(".item") })
+        }
+
+        /// An outbox on the directory again, quick to retry.
+        func reopen() throws -> Outbox {
+            try testClient(server, .curl).outbox(directory: directory.url, configuration: OutboxTests.quick())
+        }
     }
 
     @Test("A sparse 64 MiB file under an item's name is set aside unread (it could claim gigabytes); the items around it go")
     func hugeSparseRecord() async throws {
-        let server = try LocalHTTPServer.started()
-        defer { server.stop() }
-        let inbox = IdempotentInbox(server)
-        let directory = try TemporaryDirectory()
-        let (ids, items) = try Self.threeItems(server, in: directory)
-        let second = items.appendingPathComponent(try Self.record(of: ids[1], in: directory))
+        let planted = try ThreeItems()
+        defer { planted.server.stop() }
+        let ids = planted.ids
+        let second = planted.items.appendingPathComponent(try planted.secondRecord())
         // Sparse: no disk taken; before, the whole length was read into memory (a 4 GiB one
         // crashed the process at every open under a memory limit, and the line never moved).
         let fd = open(second.path, O_WRONLY | O_TRUNC)
         #expect(fd >= 0 && ftruncate(fd, 64 << 20) == 0)
         close(fd)
 
-        let outbox = try testClient(server, .curl).outbox(directory: directory.url, configuration: OutboxTests.quick())
+        let outbox = try planted.reopen()
         defer { outbox.close() }
         let results = await ResultLog(outbox).first(3)
         #expect(results.map(\.id) == ids)
@@ -46,22 +62,20 @@ struct OutboxInPlaceAttackTests {
             return #expect(Bool(false), "\(results[1].outcome)")
         }
         #expect(detail.contains("more than the \(OutboxStoredItem.maximumFileSize) bytes"), "\(detail)")
-        #expect(inbox.order == [ids[0].idempotencyKey, ids[2].idempotencyKey])
+        #expect(planted.inbox.order == [ids[0].idempotencyKey, ids[2].idempotencyKey])
     }
 
     @Test("A record beside its own .reported copy: delivered once, its result flagged, the copy set aside, the line goes on")
     func recordBesideReportedCopy() async throws {
-        let server = try LocalHTTPServer.started()
-        defer { server.stop() }
-        let inbox = IdempotentInbox(server)
-        let directory = try TemporaryDirectory()
-        let (ids, items) = try Self.threeItems(server, in: directory)
-        let second = try Self.record(of: ids[1], in: directory)
+        let planted = try ThreeItems()
+        defer { planted.server.stop() }
+        let (ids, items, directory, inbox) = (planted.ids, planted.items, planted.directory, planted.inbox)
+        let second = try planted.secondRecord()
         try FileManager.default.copyItem(
             at: items.appendingPathComponent(second),
             to: items.appendingPathComponent(second.replacingOccurrences(of: ".item", with: ".reported")))
 
-        let outbox = try testClient(server, .curl).outbox(directory: directory.url, configuration: OutboxTests.quick())
+        let outbox = try planted.reopen()
         defer { outbox.close() }
         #expect(outbox.pendingCount == 3)
         let results = await ResultLog(outbox).first(3)
@@ -75,16 +89,14 @@ struct OutboxInPlaceAttackTests {
 
     @Test("One identifier under two sequence numbers: sent once, one result, the later copy set aside")
     func oneIdentifierTwice() async throws {
-        let server = try LocalHTTPServer.started()
-        defer { server.stop() }
-        let inbox = IdempotentInbox(server)
-        let directory = try TemporaryDirectory()
-        let (ids, items) = try Self.threeItems(server, in: directory)
-        let second = try Self.record(of: ids[1], in: directory)
+        let planted = try ThreeItems()
+        defer { planted.server.stop() }
+        let (ids, items, directory, inbox) = (planted.ids, planted.items, planted.directory, planted.inbox)
+        let second = try planted.secondRecord()
         let copy = "00000000000000fe" + second.dropFirst(16)
         try FileManager.default.copyItem(at: items.appendingPathComponent(second), to: items.appendingPathComponent(copy))
 
-        let outbox = try testClient(server, .curl).outbox(directory: directory.url, configuration: OutboxTests.quick())
+        let outbox = try planted.reopen()
         defer { outbox.close() }
         let log = ResultLog(outbox)
         let results = await log.first(3)
