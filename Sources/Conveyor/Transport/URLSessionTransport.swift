@@ -105,10 +105,14 @@ final class URLSessionTransport: Transport {
                 ? "custom certificate authorities and public-key pins need the curl transport (HTTPClient.Configuration.transport = .curl, Linux)"
                 : nil
         #endif
-        let delegateQueue = OperationQueue()
-        delegateQueue.name = "org.conveyor.urlsession-delegate"
         // Serial, so the events of one task arrive in order.
-        delegateQueue.maxConcurrentOperationCount = 1
+        #if canImport(FoundationNetworking)
+            let delegateQueue = SerialDelegateQueue(label: "org.conveyor.urlsession-delegate")
+        #else
+            let delegateQueue = OperationQueue()
+            delegateQueue.name = "org.conveyor.urlsession-delegate"
+            delegateQueue.maxConcurrentOperationCount = 1
+        #endif
         session = URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
     }
 
