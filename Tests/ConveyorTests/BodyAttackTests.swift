@@ -12,6 +12,24 @@ import Testing
 /// fixes: each failed before its fix.
 @Suite("File bodies and resumes: findings of the independent attack", .timeLimit(.minutes(1)))
 struct BodyAttackTests {
+    @Test(
+        "A stream of the caller's with a Content-Length goes out with one framing and exactly its bytes (session 18 attack)",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func callerStreamWithLength(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let client = testClient(server, transport)
+        let body = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 % 251) })
+        var request = try client.request(method: .post, path: "post")
+        request.httpBodyStream = InputStream(data: body)
+        request.setValue(String(body.count), forHTTPHeaderField: "Content-Length")
+        _ = try await client.response(for: request, responseSerializer: DataResponseSerializer())
+        let received = try #require(server.receivedRequests.last { $0.path == "/post" })
+        let framings = ["Content-Length", "Transfer-Encoding"].filter { received.headers[$0] != nil }
+        #expect(framings.count == 1, "framing fields sent: \(framings)")
+        #expect(received.body == body)
+    }
+
     @Test("A multipart part that is a FIFO without a writer, or a device, is refused when appended instead of blocking the caller")
     func multipartSpecialFiles() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conveyor-mp-\(UUID().uuidString)")

@@ -28,6 +28,55 @@ struct ResponseHooksTests {
         }
     }
 
+    /// Cancels itself from the data hook on the first chunk and returns only once the failure
+    /// block has run: the moment between a chunk's check and its progress block being queued.
+    final class CancellingOperation: HTTPRequestOperation, @unchecked Sendable {
+        // @unchecked Sendable: its added state is a Lock and a semaphore.
+        let failureRan = DispatchSemaphore(value: 0)
+        private let cancelled = Lock(false)
+
+        override func didReceive(data: Data) {
+            let first = cancelled.withLock { cancelled in
+                defer { cancelled = true }
+                return !cancelled
+            }
+            guard first else { return }
+            cancel()
+            _ = failureRan.wait(timeout: .now() + 10)
+        }
+    }
+
+    @Test(
+        "A cancel while a chunk is handled: no progress block runs after the failure block (attack finding)",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func noProgressAfterCompletion(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let client = testClient(server, transport)
+        let operation = client.operation(CancellingOperation.self, with: try client.request(method: .get, path: "bytes/200000"))
+        let probe = CompletionProbe()
+        probe.attach(to: operation)
+        let order = Lock<[String]>([])
+        operation.setDownloadProgressBlock { _, _, _ in order.withLock { $0.append("progress") } }
+        operation.setCompletionBlock(
+            success: { operation, value in
+                order.withLock { $0.append("success") }
+                probe.success(operation, value)
+            },
+            failure: { operation, error in
+                order.withLock { $0.append("failure") }
+                (operation as? CancellingOperation)?.failureRan.signal()
+                probe.failure(operation, error)
+            })
+        client.enqueue(operation)
+        #expect(await probe.outcome().error?.isCancelled == true)
+        // Blocks queued before the hook returned have run once the serial queue is flushed.
+        probe.queue.sync {}
+        let events = order.withLock { $0 }
+        #expect(events.last == "failure", "events after the completion: \(events)")
+        #expect(events.filter { $0 == "failure" || $0 == "success" }.count == 1)
+    }
+
     @Test(
         "Hooks see the final response (not the redirect), every body byte, then one finish", arguments: HTTPClient.TransportKind.testedKinds
     )

@@ -52,6 +52,12 @@ extension HTTPRequestOperation {
 
     /// Sets the block called on the callback queue as request body bytes are sent
     /// (multipart and plain uploads). The expected total is the body's length.
+    ///
+    /// The totals are those of the body's current sending: when the body goes out again — a
+    /// 307 or 308 redirect, a retry, a replay after a refreshed credential, a resume after
+    /// ``pause()`` — the sent total starts over from the first bytes, as the server receives it
+    /// again. Every call runs before the completion block (on a serial callback queue, the
+    /// default), none after it.
     /// - Parameter block: The block; nil removes it.
     public func setUploadProgressBlock(_ block: ProgressHandler?) {
         write(\.uploadProgressHandler, block)

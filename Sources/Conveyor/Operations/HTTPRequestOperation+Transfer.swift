@@ -226,7 +226,7 @@ extension HTTPRequestOperation {
         }
         head.monitors?.post(self) { $0.request(self, didReceive: response) }
         if !followsRedirect { didReceive(response: response) }
-        if let handler = head.handler { head.queue.async { handler(self, response) } }
+        if let handler = head.handler { dispatchEvent(of: attempt, on: head.queue) { handler(self, response) } }
         if let progress = head.progress { updateProgress(progress, completed: head.received, expected: head.expected) }
     }
 
@@ -266,17 +266,28 @@ extension HTTPRequestOperation {
 
     /// Hands a chunk to the chunk block on the callback queue, pausing the transfer while the
     /// blocks are more than ``HTTPStream/defaultBufferLimit`` bytes behind.
-    private func deliverChunk(_ data: Data) {
+    private func deliverChunk(_ data: Data, attempt: Int) {
         let limit = HTTPStream.defaultBufferLimit
-        let dispatch = mutableState.withLock { state -> (ChunkHandler, DispatchQueue, pause: Bool)? in
-            guard state.transfer.streamsBody, let handler = state.chunkHandler else { return nil }
-            return (handler, state.callbackQueue, state.transfer.chunkQueued(data.count, limit: limit))
+        // Queued under the lock that claims the completion, as in ``dispatchEvent(of:on:_:)``.
+        let pause = mutableState.withLock { state -> Bool in
+            guard state.transfer.isCurrent(attempt), state.transfer.streamsBody, let handler = state.chunkHandler else { return false }
+            state.callbackQueue.async { [self] in
+                handler(self, data)
+                if transfer({ $0.chunkHandled(data.count, limit: limit) }) { resumeReceiving() }
+            }
+            return state.transfer.chunkQueued(data.count, limit: limit)
         }
-        guard let (handler, queue, pause) = dispatch else { return }
         if pause { pauseReceiving() }
-        queue.async { [self] in
-            handler(self, data)
-            if transfer({ $0.chunkHandled(data.count, limit: limit) }) { resumeReceiving() }
+    }
+
+    /// Queues `block` (a progress, head or chunk block) on `queue` unless the completion was
+    /// claimed or `attempt` superseded meanwhile. Under the lock that claims the completion,
+    /// which schedules its block after that: on a serial callback queue the completion block
+    /// then runs after every block queued for the transfer's events, never before one of them.
+    func dispatchEvent(of attempt: Int, on queue: DispatchQueue, _ block: @escaping @Sendable () -> Void) {
+        mutableState.withLock { state in
+            guard state.transfer.isCurrent(attempt) else { return }
+            queue.async(execute: block)
         }
     }
 
@@ -317,7 +328,7 @@ extension HTTPRequestOperation {
         }
         // A consumer that falls behind by the channel's limit pauses the transfer; its pulls resume it.
         if update.streams, let bodyChannel, bodyChannel.push(data) { pauseReceiving() }
-        if update.streams, hasChunkHandler { deliverChunk(data) }
+        if update.streams, hasChunkHandler { deliverChunk(data, attempt: attempt) }
         do {
             try update.file?.write(data)
             if update.streams { try outputSink?.write(data) }
@@ -332,7 +343,7 @@ extension HTTPRequestOperation {
         }
         if update.reports { didReceive(data: data) }
         if let progress { updateProgress(progress, completed: update.received, expected: update.expected) }
-        if let handler { queue.async { handler(Int64(data.count), update.received, update.expected) } }
+        if let handler { dispatchEvent(of: attempt, on: queue) { handler(Int64(data.count), update.received, update.expected) } }
     }
 
     func attemptDidSend(bytes: Int64, total: Int64, expected: Int64, attempt: Int) {
@@ -342,7 +353,7 @@ extension HTTPRequestOperation {
         }
         guard let (handler, queue, progress) = update else { return }
         if let progress { updateProgress(progress, completed: total, expected: expected) }
-        if let handler { queue.async { handler(bytes, total, expected) } }
+        if let handler { dispatchEvent(of: attempt, on: queue) { handler(bytes, total, expected) } }
     }
 
     /// Moves a `Progress` forward without the values that trap in corelibs Foundation: a total

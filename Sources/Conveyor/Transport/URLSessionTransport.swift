@@ -171,6 +171,15 @@ final class URLSessionTransport: Transport {
                 // could put the blank field on the wire, which servers refuse.
                 request.setHeader(" ", for: "Transfer-Encoding")
             #endif
+        } else if request.httpBodyStream != nil {
+            #if canImport(FoundationNetworking)
+                // A stream of the caller's: corelibs sends it chunked whatever the request says,
+                // and kept a Content-Length the caller set beside the chunked coding — two
+                // framings in one message (RFC 9112 §6.1); a server that went by the length read
+                // the chunk lines as body and the rest as the next request on the connection
+                // (attack finding). Its length is the stream's own, so the field goes.
+                request.setValue(nil, forHTTPHeaderField: "Content-Length")
+            #endif
         }
         let prepared = request
         let session = session
