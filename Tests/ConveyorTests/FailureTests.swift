@@ -24,16 +24,17 @@ struct FailureTests {
 
     @Test("Connection refused is a network error")
     func refused() async throws {
-        let server = try LocalHTTPServer.started()
-        let url = server.baseURL
-        server.stop()
-        let client = HTTPClient(baseURL: url)
+        // A held port, not a stopped server's: another connection's own ephemeral port could
+        // take that one (seen once under load: a reset instead of a refusal).
+        let refused = try RefusedPort()
+        let client = HTTPClient(baseURL: refused.baseURL)
         await #expect {
             try await client.get("get")
         } throws: { error in
             guard case .network(let urlError) = error as? ConveyorError else { return false }
             return urlError.code == .cannotConnectToHost
         }
+        withExtendedLifetime(refused) {}
     }
 
     @Test("A stall after the headers hits a fractional idle timeout on time (0.5 s)")
