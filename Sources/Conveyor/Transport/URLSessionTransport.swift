@@ -178,7 +178,7 @@ final class URLSessionTransport: Transport {
                 // framings in one message (RFC 9112 §6.1); a server that went by the length read
                 // the chunk lines as body and the rest as the next request on the connection
                 // (attack finding). Its length is the stream's own, so the field goes.
-                request.setValue(nil, forHTTPHeaderField: "Content-Length")
+                request.setHeader(nil, for: "Content-Length")
             #endif
         }
         let prepared = request
