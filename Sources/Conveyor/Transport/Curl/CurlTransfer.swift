@@ -50,8 +50,19 @@
             var head = CurlResponseHead()
             var response: HTTPResponseHead?
             /// A 401/407 head (and its body) kept back until it is known whether the challenge is
-            /// answered: a response the caller never sees if it is.
+            /// answered: a response the caller never sees if it is. At most
+            /// ``CurlTransfer/heldBodyLimit`` bytes of body are kept: past them the question is
+            /// decided (see ``CurlTransfer/releaseHeld(adding:)``).
             var held: (response: HTTPResponseHead, head: CurlResponseHead, body: Data)?
+            /// A held 401 or 407 was handed on before its end (its body passed the held bound): the
+            /// response whose challenge nobody answers, failed at the end as an unanswered one.
+            var unansweredChallenge = false
+            /// The client's own proxy refused a forwarded request (a 407 whose body passed the held
+            /// bound): the transfer was aborted, and ends as that refusal.
+            var proxyRefused = false
+            /// The transfer was aborted to answer a challenge whose body passed the held bound: it
+            /// is sent again, with the answer, on a new connection (the old one has body left).
+            var resendsAnswer = false
             var bytesSent: Int64 = 0
             /// The body stream failed a read (or claimed more bytes than asked): the abort that
             /// follows is its failure, not a cancel.
@@ -154,9 +165,12 @@
                 state.head = CurlResponseHead()
                 state.response = nil
                 state.held = nil
+                state.unansweredChallenge = false
+                state.proxyRefused = false
                 state.bytesSent = 0
                 state.leftConnectionQueue = false
-                return (state.answer, state.needsFreshConnection)
+                defer { state.resendsAnswer = false }
+                return (state.answer, state.needsFreshConnection || state.resendsAnswer)
             }
             // Until one of three callbacks says otherwise, the request may be waiting for a
             // connection (libcurl queues it behind maximumConnectionsPerHost busy ones). Only
@@ -305,25 +319,79 @@
             return bytes.count
         }
 
+        /// The most body bytes of a 401 or 407 kept back while it is unknown whether its challenge
+        /// is answered: an error page is a few kB. Past this the question is decided at once, so a
+        /// hostile body is never held whole (it was: 800 MB in memory, past a 1 MB
+        /// `maximumResponseSize`); the limit itself is the operation's, applied to what is handed on.
+        static let heldBodyLimit = 64 * 1024
+
         fileprivate func didReceiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
             let forward = state.withLock { state -> Bool?? in
                 if state.cancelled { return nil }
                 // Not consumed: libcurl keeps these bytes and delivers them again once unpaused.
                 if state.receivePaused, state.response != nil, state.held == nil { return .some(nil) }
-                if state.held != nil {
-                    state.held?.body.append(contentsOf: bytes)
-                    return false
+                if let held = state.held {
+                    // Past the bound: decided below, outside the lock (the delegate is asked).
+                    guard held.body.count + bytes.count > Self.heldBodyLimit else {
+                        state.held?.body.append(contentsOf: bytes)
+                        return false
+                    }
+                    return true
                 }
                 return state.response != nil
             }
             guard let forward else { return 0 }
             guard let forward else { return CurlConstant.writePause }
             if forward {
+                if state.withLock({ $0.held != nil }) { return releaseHeld(adding: bytes) }
                 delegate.transportDidReceive(data: Data(bytes))
                 // A pause asked for before the task was stored applies from the next chunk.
                 if delegate.transportWantsPause { requestPause() }
             }
             return bytes.count
+        }
+
+        /// A held 401 or 407 whose body passed ``heldBodyLimit``: decides now what the end of the
+        /// transfer would have. A challenge answered is sent again (this transfer is aborted:
+        /// reading the rest of the body to keep the connection could take forever); the client's
+        /// own proxy refusing a forwarded request ends as that refusal; any other is handed on as
+        /// the response, its body with it, for the operation to apply its limit to.
+        /// - Returns: What the write callback answers: `bytes.count` to go on, 0 to abort.
+        private func releaseHeld(adding bytes: UnsafeRawBufferPointer) -> Int {
+            guard let held = state.withLock({ $0.held }), let handle = state.withLock({ $0.handle?.value }) else { return 0 }
+            if held.response.statusCode == 407, isOwnProxy(handle: handle) {
+                state.withLock { $0.proxyRefused = true }
+                return 0
+            }
+            if prepareAnswer(to: held.response, head: held.head) {
+                state.withLock { $0.resendsAnswer = true }
+                return 0
+            }
+            let challenged = isChallenged(held.response, head: held.head)
+            state.withLock { state in
+                state.held = nil
+                state.response = held.response
+                state.unansweredChallenge = challenged
+            }
+            delegate.transportDidReceive(response: held.response)
+            if isCancelled { return 0 }
+            if !held.body.isEmpty { delegate.transportDidReceive(data: held.body) }
+            if isCancelled { return 0 }
+            delegate.transportDidReceive(data: Data(bytes))
+            if delegate.transportWantsPause { requestPause() }
+            return bytes.count
+        }
+
+        /// Whether a 401 or 407 carries a challenge the client could have answered.
+        private func isChallenged(_ response: HTTPResponseHead, head: CurlResponseHead) -> Bool {
+            head.values(of: response.statusCode == 401 ? "WWW-Authenticate" : "Proxy-Authenticate").contains(
+                where: CurlChallenge.isAnswerable)
+        }
+
+        /// Whether the connection went to the client's own proxy (by its port: libcurl does not
+        /// say whether a proxy was used), so that a 407 on it is the proxy's.
+        private func isOwnProxy(handle: Handle) -> Bool {
+            socketPath == nil && settings.route.proxy.server.map { library.info(handle, long: .primaryPort) == $0.port } == true
         }
 
         fileprivate func readBody(into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) -> Int {
@@ -384,8 +452,7 @@
                 if prepareAnswer(to: held.response, head: held.head) { return .resend }
                 delegate.transportDidReceive(response: held.response)
                 if !held.body.isEmpty { delegate.transportDidReceive(data: held.body) }
-                let challenged = held.head.values(of: held.response.statusCode == 401 ? "WWW-Authenticate" : "Proxy-Authenticate")
-                    .contains(where: CurlChallenge.isAnswerable)
+                let challenged = isChallenged(held.response, head: held.head)
                 complete(
                     response: held.response,
                     error: challenged ? URLError(.userCancelledAuthentication, userInfo: [NSURLErrorFailingURLErrorKey: url]) : nil)
@@ -402,11 +469,15 @@
                 complete(response: nil, error: URLError.bodyStreamExhausted("the request body stream failed", url: url))
                 return .finished
             }
+            if state.withLock({ $0.resendsAnswer }) { return .resend }
             if shouldResendOnFreshConnection(code: code, handle: handle, responded: response != nil || held != nil) { return .resend }
             if code == CurlCode.ok.rawValue {
+                let unanswered = state.withLock { $0.unansweredChallenge }
                 complete(
                     response: response,
-                    error: response == nil ? URLError(.badServerResponse, userInfo: [NSURLErrorFailingURLErrorKey: url]) : nil)
+                    error: response == nil
+                        ? URLError(.badServerResponse, userInfo: [NSURLErrorFailingURLErrorKey: url])
+                        : unanswered ? URLError(.userCancelledAuthentication, userInfo: [NSURLErrorFailingURLErrorKey: url]) : nil)
             } else {
                 let text = String(cString: errorBuffer)
                 complete(
@@ -442,8 +513,8 @@
             // not say whether a proxy was used); one from an origin reached directly, or through
             // the environment's proxy, stays an HTTP status as before.
             let forwardedRefusal =
-                code == CurlCode.ok.rawValue && held?.statusCode == 407 && socketPath == nil
-                && proxy.server.map { library.info(handle, long: .primaryPort) == $0.port } == true
+                (code == CurlCode.ok.rawValue && held?.statusCode == 407 && isOwnProxy(handle: handle))
+                || state.withLock { $0.proxyRefused }
             let refused = forwardedRefusal || library.info(handle, long: .httpConnectCode) == 407
             if refused {
                 return .routeFailed(reason: .proxyAuthenticationFailed(proxy: name, credentialsSent: proxy.credentials != nil))
