@@ -63,6 +63,18 @@
             /// The transfer was aborted to answer a challenge whose body passed the held bound: it
             /// is sent again, with the answer, on a new connection (the old one has body left).
             var resendsAnswer = false
+            /// libcurl's prereq callback ran in this run of the handle: the connection (and any
+            /// proxy tunnel) is up, and every head from now on is the origin's. Before it, a head
+            /// is a proxy's answer to `CONNECT`.
+            var connected = false
+            /// The proxy's answer to `CONNECT` being read (only with libcurl 7.80 or later, whose
+            /// prereq callback tells it apart from the origin's).
+            var connectHead = CurlResponseHead()
+            var connectRefusals = 0
+            /// The proxy answered `CONNECT` with a 407 that ends the request: the transfer was
+            /// aborted before libcurl read the 407's body (a byte at a time: 64 MiB took minutes,
+            /// and the request ended in an idle timeout).
+            var connectRefused = false
             var bytesSent: Int64 = 0
             /// The body stream failed a read (or claimed more bytes than asked): the abort that
             /// follows is its failure, not a cancel.
@@ -169,6 +181,10 @@
                 state.proxyRefused = false
                 state.bytesSent = 0
                 state.leftConnectionQueue = false
+                state.connected = false
+                state.connectHead = CurlResponseHead()
+                state.connectRefusals = 0
+                state.connectRefused = false
                 defer { state.resendsAnswer = false }
                 return (state.answer, state.needsFreshConnection || state.resendsAnswer)
             }
@@ -176,7 +192,9 @@
             // connection (libcurl queues it behind maximumConnectionsPerHost busy ones). Only
             // with libcurl 7.80 or later, whose prereq callback sees a reused connection too:
             // without it a request on a reused connection would never count as out of the queue.
-            if curl.setOption(handle, .prereqFunction, function: unsafeBitCast(curlPrereqCallback, to: UnsafeRawPointer.self)) == 0 {
+            let seesConnect =
+                curl.setOption(handle, .prereqFunction, function: unsafeBitCast(curlPrereqCallback, to: UnsafeRawPointer.self)) == 0
+            if seesConnect {
                 curl.setOption(handle, .prereqData, pointer: userData)
                 curl.setOption(
                     handle, .resolverStartFunction, function: unsafeBitCast(curlResolverStartCallback, to: UnsafeRawPointer.self))
@@ -194,7 +212,9 @@
             curl.setOption(handle, .pathAsIs, 1)
             curl.setOption(handle, .tcpNoDelay, 1)
             curl.setOption(handle, .bufferSize, CurlTransfer.receiveBufferSize)
-            curl.setOption(handle, .suppressConnectHeaders, 1)
+            // A proxy's answer to CONNECT reaches the header callback when the prereq callback
+            // tells it apart from the origin's (see didReceiveConnectHeaderLine).
+            curl.setOption(handle, .suppressConnectHeaders, seesConnect ? 0 : 1)
             curl.setOption(handle, .httpVersion, CurlConstant.httpVersion2TLS)
             // Over TLS, wait for a connection being set up to tell (by ALPN) whether it multiplexes
             // rather than opening another. Never over plain HTTP (no HTTP/2 without TLS here):
@@ -284,6 +304,7 @@
         // MARK: - libcurl callbacks (the multi handle's owner)
 
         fileprivate func didReceiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int {
+            if let connecting = didReceiveConnectHeaderLine(bytes) { return connecting }
             let deliver = state.withLock { state -> HTTPResponseHead? in
                 guard !state.cancelled else { return nil }
                 if state.head.consume(bytes) == false {
@@ -317,6 +338,38 @@
             if isCancelled { return 0 }
             if let deliver { delegate.transportDidReceive(response: deliver) }
             return bytes.count
+        }
+
+        /// A line of the proxy's answer to `CONNECT` (before the prereq callback): nil when the
+        /// line is the origin's. A 407 ends the request as the proxy's refusal, at the end of its
+        /// head — before libcurl reads its body a byte at a time — unless libcurl is to answer it
+        /// with the configured credentials (the first 407, with a body of a few kB at most).
+        /// - Returns: What the header callback answers: the line's length, or 0 to abort.
+        private func didReceiveConnectHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int? {
+            let hasCredentials = settings.route.proxy.credentials != nil
+            return state.withLock { state -> Int? in
+                guard !state.connected, !state.cancelled else { return nil }
+                guard state.connectHead.consume(bytes) else { return bytes.count }
+                let head = state.connectHead
+                state.connectHead = CurlResponseHead()
+                guard head.statusCode == 407 else { return bytes.count }
+                state.connectRefusals += 1
+                // A body without a length ends with the connection: libcurl reads none of it.
+                let lengths = head.values(of: "Content-Length")
+                let boundedBody =
+                    head.values(of: "Transfer-Encoding").isEmpty
+                    && (lengths.isEmpty || lengths.first.flatMap { HTTPGrammar.contentLength($0) }.map { $0 <= Self.heldBodyLimit } == true)
+                let answerable = hasCredentials && state.connectRefusals == 1 && boundedBody
+                guard !answerable else { return bytes.count }
+                state.connectRefused = true
+                return 0
+            }
+        }
+
+        /// The prereq callback: the connection, and any proxy tunnel, is up.
+        fileprivate func didConnect() {
+            state.withLock { $0.connected = true }
+            didLeaveConnectionQueue()
         }
 
         /// The most body bytes of a 401 or 407 kept back while it is unknown whether its challenge
@@ -514,7 +567,7 @@
             // the environment's proxy, stays an HTTP status as before.
             let forwardedRefusal =
                 (code == CurlCode.ok.rawValue && held?.statusCode == 407 && isOwnProxy(handle: handle))
-                || state.withLock { $0.proxyRefused }
+                || state.withLock { $0.proxyRefused || $0.connectRefused }
             let refused = forwardedRefusal || library.info(handle, long: .httpConnectCode) == 407
             if refused {
                 return .routeFailed(reason: .proxyAuthenticationFailed(proxy: name, credentialsSent: proxy.credentials != nil))
@@ -648,7 +701,7 @@
     private let curlPrereqCallback:
         @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int32, Int32) -> Int32 = {
             userData, _, _, _, _ in
-            if let userData { Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue().didLeaveConnectionQueue() }
+            if let userData { Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue().didConnect() }
             return 0
         }
 #endif
