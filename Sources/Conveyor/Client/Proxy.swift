@@ -84,7 +84,9 @@ extension HTTPClient {
         /// Hosts reached directly rather than through ``server``: names (`localhost`), domains
         /// (`.corp.example` or `corp.example`: the domain and every name under it), IPv4 and
         /// IPv6 addresses, IPv4 CIDR ranges (`10.0.0.0/8`; libcurl matches no IPv6 range, so one
-        /// is refused), `*` for every host; no ports (an entry covers every port). Default
+        /// is refused), `*` for every host; no ports (an entry covers every port). A numeric host
+        /// is compared as an address, an IPv4 address mapped into IPv6 as the IPv4 address
+        /// (`[::ffff:7f00:1]` is `127.0.0.1`), whatever its spelling. Default
         /// ``defaultBypassedHosts``. Ignored by ``none`` and ``environment`` (whose list is
         /// `no_proxy`).
         public var bypassedHosts: [String] = Self.defaultBypassedHosts

@@ -204,7 +204,7 @@
                 delegate.transportAwaitsConnection()
             }
             curl.setOption(handle, .url, wireURL.absoluteString)
-            settings.applyRoute(to: handle, socketPath: socketPath, library: curl)
+            settings.applyRoute(to: handle, host: wireURL.host ?? "", socketPath: socketPath, library: curl)
             if CurlTransport.verbose { curl.setOption(handle, .verbose, 1) }
             if fresh { curl.setOption(handle, .freshConnect, 1) }
             curl.setOption(handle, .noSignal, 1)

@@ -147,7 +147,10 @@
 
             /// Sets the route options of `handle`: the Unix socket a request goes over (nil for
             /// TCP) and the address overrides. Set on every request, as a reused handle keeps them.
-            func applyRoute(to handle: CurlLibrary.Handle, socketPath: String?, library: CurlLibrary) {
+            /// Sets the route options of `handle` for a request to `host`.
+            /// - Returns: Whether the request goes through the client's own proxy.
+            @discardableResult
+            func applyRoute(to handle: CurlLibrary.Handle, host: String, socketPath: String?, library: CurlLibrary) -> Bool {
                 library.setOption(handle, .unixSocketPath, socketPath)
                 // libcurl reads the list when the transfer starts, into the multi handle's DNS
                 // cache; the list itself lives as long as these settings.
@@ -158,11 +161,13 @@
                 let proxy = route.proxy
                 // A socket is local: no proxy stands between the client and it. An empty
                 // CURLOPT_PROXY turns the environment's proxy off; NULL lets libcurl read it.
-                guard socketPath == nil, !proxy.isNone else {
+                // A bypassed host too (decided here, comparing addresses: libcurl's NOPROXY
+                // compares spellings, and sent [::ffff:7f00:1] — 127.0.0.1 — to the proxy).
+                guard socketPath == nil, !proxy.isNone, !(proxy.server != nil && proxy.bypasses(host: host)) else {
                     library.setOption(handle, .proxy, "")
-                    return
+                    return false
                 }
-                guard let server = proxy.server else { return }
+                guard let server = proxy.server else { return false }
                 library.setOption(handle, .proxy, server.description)
                 library.setOption(handle, .noProxy, proxy.noProxyList)
                 if let credentials = proxy.credentials {
@@ -188,6 +193,7 @@
                         }
                     }
                 }
+                return true
             }
 
             /// The proxy's credential values, masked (``SentSecrets``) while the transport lives.
