@@ -14,9 +14,14 @@ import Foundation
 /// client's monitor, while that client's operations run, can log an operation around the switch
 /// twice or not at all. Use one route per logger.
 extension NetworkLogger: EventMonitor {
-    /// Logs the start (`→ GET url`).
+    /// Notes the start: durations count from here.
     public func requestDidStart(_ operation: HTTPRequestOperation, request: URLRequest) {
-        operationDidStart(operation, request: request, observed: false)
+        operationDidStart(operation, observed: false)
+    }
+
+    /// Logs the first attempt as it is sent (`→ GET url`), after the adapters.
+    public func request(_ operation: HTTPRequestOperation, willSend request: URLRequest, attempt: Int) {
+        operationWillSend(operation, request: request, attempt: attempt, observed: false)
     }
 
     /// Logs a retry (`↻ 503 GET url [attempt 1, 0.012 s] retrying: …`).

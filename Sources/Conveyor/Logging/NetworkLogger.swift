@@ -24,7 +24,7 @@ import Foundation
 /// | level | logs |
 /// |---|---|
 /// | `.debug` | everything below, plus headers, bodies (text decoded with the charset, binary summarised, truncated past ``bodyLimit``), the attempt number and a cURL command |
-/// | `.info` (default) | `→ GET url` on start; `← 200 GET url [0.123 s, 1.2 kB]` on finish; failures with the error; retries |
+/// | `.info` (default) | `→ GET url` as the first request goes out (after the adapters); `← 200 GET url [0.123 s, 1.2 kB]` on finish; failures with the error; retries |
 /// | `.warn` | every failed operation (status codes, timeouts, content types, transport failures), as AFNetworking's logger did; cancellations and the failures ``expectedFailures`` names count as `.info` |
 /// | `.error` | network and serialization failures only |
 /// | `.off` | nothing |
@@ -152,7 +152,12 @@ public final class NetworkLogger: Sendable {
         let observers = [
             center.addObserver(forName: .conveyorOperationDidStart, object: nil, queue: nil) { [weak self] in
                 guard let operation = $0.object as? HTTPRequestOperation else { return }
-                self?.operationDidStart(operation, request: operation.currentRequest, observed: true)
+                self?.operationDidStart(operation, observed: true)
+            },
+            center.addObserver(forName: .conveyorOperationWillSend, object: nil, queue: nil) { [weak self] in
+                guard let operation = $0.object as? HTTPRequestOperation else { return }
+                self?.operationWillSend(
+                    operation, request: $0.userInfo?["request"] as? URLRequest ?? operation.currentRequest, attempt: 1, observed: true)
             },
             center.addObserver(forName: .conveyorOperationDidFinish, object: nil, queue: nil) { [weak self] in
                 guard let operation = $0.object as? HTTPRequestOperation else { return }
@@ -195,9 +200,18 @@ public final class NetworkLogger: Sendable {
     // `observed`: reported by the notifications (``startLogging()``), else as an ``EventMonitor``
     // of a client; one logger logs by one route at a time, so nothing is logged twice.
 
-    func operationDidStart(_ operation: HTTPRequestOperation, request: URLRequest, observed: Bool) {
-        let now = clock()
-        guard let settings = settings(for: operation, recordingStart: now, observed: observed) else { return }
+    /// Records when the operation started (its durations count from here); its `→` line waits
+    /// for the request as sent.
+    func operationDidStart(_ operation: HTTPRequestOperation, observed: Bool) {
+        _ = settings(for: operation, recordingStart: clock(), observed: observed)
+    }
+
+    /// Logs the `→` line of the first attempt: `request` as it goes out, after the authenticator
+    /// and the adapters — the headers and the cURL command they add are shown (they were not,
+    /// when the line was written at the start). A request that fails before anything is sent
+    /// (its route refused, an adapter failed) has its `←` line alone.
+    func operationWillSend(_ operation: HTTPRequestOperation, request: URLRequest, attempt: Int, observed: Bool) {
+        guard attempt == 1, let settings = settings(for: operation, recordingStart: nil, observed: observed) else { return }
         guard settings.level <= .info else { return }
         var entry = "→ \(describe(request, settings))"
         if settings.level == .debug { entry += details(of: request, settings) }

@@ -31,7 +31,9 @@ public protocol EventMonitor: Sendable {
     /// An attempt is about to go out: `request` is exactly what is sent — after the
     /// authenticator and the request adapters, with `Range` for a continuation — unless the
     /// client's cache answers it (then ``request(_:wasAnsweredBy:)`` follows, and nothing was
-    /// sent). `attempt` counts from 1, each redirect, retry, resume and replay one more
+    /// sent). Not reported for a request the transport refuses before sending anything (a
+    /// malformed proxy, a route the transport cannot take): the operation fails with nothing
+    /// sent. `attempt` counts from 1, each redirect, retry, resume and replay one more
     /// (``OperationMetrics/attemptCount`` counts the retries only).
     func request(_ operation: HTTPRequestOperation, willSend request: URLRequest, attempt: Int)
     /// The attempt waits for the transport to give it a connection — reported for every attempt

@@ -116,7 +116,16 @@ extension HTTPRequestOperation {
             return
         }
         let delegate = AttemptDelegate(operation: self, attempt: attempt.number)
-        monitors?.post(self) { [request] in $0.request(self, willSend: request, attempt: attempt.ordinal) }
+        // Told only when the request goes out as it is (the cache may still answer it): one the
+        // transport refuses (a malformed proxy, say) fails with nothing sent, and a monitor
+        // hears of no send (found by the review: willSend for 50 of 50 refused requests).
+        if transport.refusal(for: request) == nil {
+            monitors?.post(self) { [request] in $0.request(self, willSend: request, attempt: attempt.ordinal) }
+            // The logger started with startLogging() writes its `→` line from this: what is sent.
+            if attempt.ordinal == 1 {
+                NotificationCenter.default.post(name: .conveyorOperationWillSend, object: self, userInfo: ["request": request])
+            }
+        }
         let task: any TransportTask
         // A ranged continuation of a partial body is not a cacheable exchange (no options above).
         if let (cache, options) = cached {

@@ -22,6 +22,12 @@ protocol Transport: AnyObject, Sendable {
     ///   - delegate: Receives the task's events.
     func startTask(for request: URLRequest, bodyFile: BodyFile.Snapshot?, delegate: any TransportTaskDelegate) -> any TransportTask
 
+    /// Why the transport would refuse `request` before sending anything (its route is malformed
+    /// or one it cannot take, a setting it cannot apply), or nil. ``startTask(for:bodyFile:delegate:)``
+    /// fails such a request with this error; the operation asks first, so that monitors are told
+    /// of a send only when one happens.
+    func refusal(for request: URLRequest) -> ConveyorError?
+
     /// The cookie storage the transport sends from; the cache stamps a request with it first,
     /// to decide on the request as it will be sent.
     var cookies: TransportCookies { get }

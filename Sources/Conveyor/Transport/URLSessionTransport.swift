@@ -116,16 +116,19 @@ final class URLSessionTransport: Transport {
         session = URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
     }
 
-    func startTask(for request: URLRequest, bodyFile: BodyFile.Snapshot?, delegate: any TransportTaskDelegate) -> any TransportTask {
-        if let routeError {
-            return RefusedTransportTask.refusing(routeError, delegate: delegate, on: session.delegateQueue)
-        }
+    func refusal(for request: URLRequest) -> ConveyorError? {
+        if let routeError { return routeError }
         if UnixSocketURL.isUnixSocket(request.url) {
-            let error = ConveyorError.routeFailed(reason: .unsupportedByTransport(feature: "a Unix domain socket", transport: .urlSession))
-            return RefusedTransportTask.refusing(error, delegate: delegate, on: session.delegateQueue)
+            return .routeFailed(reason: .unsupportedByTransport(feature: "a Unix domain socket", transport: .urlSession))
         }
         if let trustError, request.url?.scheme?.lowercased() == "https" {
-            let error = ConveyorError.serverTrustFailed(host: request.url?.host ?? "the server", reason: trustError)
+            return .serverTrustFailed(host: request.url?.host ?? "the server", reason: trustError)
+        }
+        return nil
+    }
+
+    func startTask(for request: URLRequest, bodyFile: BodyFile.Snapshot?, delegate: any TransportTaskDelegate) -> any TransportTask {
+        if let error = refusal(for: request) {
             return RefusedTransportTask.refusing(error, delegate: delegate, on: session.delegateQueue)
         }
         if let invalidAdditionalHeader {

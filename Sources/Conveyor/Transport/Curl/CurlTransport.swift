@@ -36,6 +36,17 @@
             SentSecrets.shared.pin(settings.proxySecrets)
         }
 
+        func refusal(for request: URLRequest) -> ConveyorError? {
+            if let name = settings.invalidAdditionalHeader { return .invalidHeader(name: name) }
+            if let error = settings.route.malformed { return error }
+            do {
+                _ = try request.url.flatMap { url throws(ConveyorError) in try settings.route.socketTarget(for: url) }
+            } catch {
+                return error
+            }
+            return nil
+        }
+
         func startTask(for request: URLRequest, bodyFile: BodyFile.Snapshot?, delegate: any TransportTaskDelegate) -> any TransportTask {
             if let name = settings.invalidAdditionalHeader {
                 return RefusedTransportTask.refusing(.invalidHeader(name: name), delegate: delegate)
