@@ -26,6 +26,7 @@ final class FloodingSocketServer: Sendable {
     private let answer: @Sendable (_ requestHead: String) -> Answer
     private let counts = Lock(Counts())
     private let connectionDone = DispatchSemaphore(value: 0)
+    private let stopped = Lock(false)
 
     private struct Counts {
         var written: [Int] = []
@@ -46,9 +47,15 @@ final class FloodingSocketServer: Sendable {
 
     deinit { stop() }
 
-    /// Stops accepting (the serving thread closes the descriptor as it leaves).
+    /// Stops accepting (the serving thread closes the descriptor as it leaves). Once: a second
+    /// shutdown could hit the descriptor's number after the serving thread closed it, taken
+    /// meanwhile by another test's socket.
     func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
+        let first = stopped.withLock { stopped in
+            defer { stopped = true }
+            return !stopped
+        }
+        if first { shutdown(listener, Int32(SHUT_RDWR)) }
     }
 
     /// Waits (at most 30 s each) until `count` connections have ended: the client closed them,

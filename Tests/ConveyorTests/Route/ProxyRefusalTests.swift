@@ -29,7 +29,8 @@ struct ProxyRefusalTests {
         // The idle timeout (20 s) is what ended the request before the fix.
         let client = testClient(baseURL: URL(string: "https://origin.invalid/")!, .curl) {
             $0.proxy = .http(
-                host: "127.0.0.1", port: proxy.port, credentials: credentials ? .init(user: "user", password: "wrong") : nil)
+                host: "127.0.0.1", port: proxy.port,
+                credentials: credentials ? .init(user: "refusal-user-4711", password: "refusal-secret-4711") : nil)
             $0.idleTimeout = 20
         }
         await #expect {

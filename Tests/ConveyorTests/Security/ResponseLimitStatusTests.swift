@@ -100,7 +100,7 @@ struct ResponseLimitStatusTests {
         }
         defer { server.stop() }
         let client = Self.client(server.baseURL, transport)
-        client.defaultCredential = URLCredential(user: "user", password: "pass", persistence: .forSession)
+        client.defaultCredential = URLCredential(user: "limit-user-4711", password: "limit-secret-4711", persistence: .forSession)
         let response = try await client.response(method: .get, path: "secret")
         #expect(response.statusCode == 200 && response.data == Data("xx".utf8))
         // The first connection is closed once the 401's body passes the bound (its count is
