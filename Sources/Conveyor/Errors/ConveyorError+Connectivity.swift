@@ -49,7 +49,8 @@ extension ConveyorError {
     /// How connectivity failed, or nil when the failure is not one of connectivity.
     ///
     /// Connection refused, no route, a name that does not resolve and no network are
-    /// ``ConnectivityFailure/notConnected``; a reset, a connection closed without a reply
+    /// ``ConnectivityFailure/notConnected`` (an unreachable proxy,
+    /// ``RouteFailureReason/proxyUnreachable(proxy:error:)``, too); a reset, a connection closed without a reply
     /// ("empty reply from server") or mid-body, a transport timeout and the idle timeout
     /// (``TimeoutKind/idle``) are ``ConnectivityFailure/connectionLost``. A malformed answer,
     /// a TLS failure, an HTTP status, the resource timeout (the transfer was moving) and a
@@ -57,6 +58,7 @@ extension ConveyorError {
     public var connectivityFailure: ConnectivityFailure? {
         switch self {
         case .network(let error): return Self.connectivityFailure(code: error.code)
+        case .routeFailed(.proxyUnreachable(_, let error)): return Self.connectivityFailure(code: error.code)
         case .timedOut(.idle, _): return .connectionLost
         default: return nil
         }

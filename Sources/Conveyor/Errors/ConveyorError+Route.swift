@@ -32,6 +32,12 @@ extension ConveyorError {
         /// The proxy refused or broke off its handshake (a SOCKS5 proxy that rejected the
         /// credentials or the destination, or closed the connection); `detail` is libcurl's text.
         case proxyHandshakeFailed(proxy: String, detail: String)
+        /// The client's own proxy could not be reached — refused the connection, its name did
+        /// not resolve — so nothing reached the server either: the proxy is down or misnamed,
+        /// not the server. `error` is the transport's (`cannotConnectToHost`, `cannotFindHost`);
+        /// like it, this is a ``ConveyorError/ConnectivityFailure/notConnected`` failure, which
+        /// ``RetryPolicy`` retries by that code.
+        case proxyUnreachable(proxy: String, error: URLError)
 
         /// A readable explanation.
         public var description: String {
@@ -49,6 +55,8 @@ extension ConveyorError {
                     ? "the proxy \(proxy) refused the configured credentials (407)"
                     : "the proxy \(proxy) requires credentials (407) and none are configured (Configuration.proxy.credentials)"
             case .proxyHandshakeFailed(let proxy, let detail): return "the proxy \(proxy) broke off its handshake: \(detail)"
+            case .proxyUnreachable(let proxy, let error):
+                return "the proxy \(proxy) could not be reached, so the server was not either: \(error.localizedDescription)"
             }
         }
     }

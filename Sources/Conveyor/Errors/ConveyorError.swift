@@ -414,7 +414,7 @@ extension ConveyorError {
         case .requestAdaptationFailed(let underlying): return underlying
         case .streamFailed(.reconnectionGaveUp(_, let underlying?)): return underlying
         case .outboxFailed(.writeFailed(_, let underlying)), .outboxFailed(.attemptsExhausted(_, let underlying)): return underlying
-        case .network(let error): return error
+        case .network(let error), .routeFailed(.proxyUnreachable(_, let error)): return error
         default: return nil
         }
     }

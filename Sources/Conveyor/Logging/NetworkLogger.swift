@@ -256,6 +256,11 @@ public final class NetworkLogger: Sendable {
         if settings.level == .debug, let response {
             entry += details(of: response, operation: operation, settings)
         }
+        // Which way the request went: through the client's proxy, or past it (a local server is
+        // bypassed by default, which was silent before).
+        if settings.level == .debug, let route = metrics?.transfer?.proxy, route != .environment {
+            entry += "\n  proxy: \(route)"
+        }
         emit(entry, level: severity, settings)
     }
 

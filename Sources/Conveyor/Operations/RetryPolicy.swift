@@ -60,7 +60,9 @@ public struct RetryPolicy: Sendable {
     public var retryableStatusCodes: Set<Int>
     /// Transport failures worth another attempt. Default ``ConveyorError/connectivityFailureCodes``:
     /// timed out, connection lost (reset, closed without a reply), cannot connect, cannot find
-    /// host, DNS failure, not connected — as each transport classifies its errors.
+    /// host, DNS failure, not connected — as each transport classifies its errors. An
+    /// unreachable proxy (``ConveyorError/RouteFailureReason/proxyUnreachable(proxy:error:)``)
+    /// is retried by its error's code.
     public var retryableURLErrorCodes: Set<URLError.Code>
     /// Retry POST and PATCH too (off by default: they may not be safe to repeat).
     public var retriesNonIdempotentMethods: Bool
@@ -121,7 +123,7 @@ public struct RetryPolicy: Sendable {
             if let retryAfter = Self.retryAfter(response) {
                 return retryAfter <= maximumRetryAfter ? retryAfter : nil
             }
-        case .network(let error):
+        case .network(let error), .routeFailed(.proxyUnreachable(_, let error)):
             guard retryableURLErrorCodes.contains(error.code) else { return nil }
         case .timedOut:
             // Idle and resource timeouts alike: the next attempt gets fresh budgets.

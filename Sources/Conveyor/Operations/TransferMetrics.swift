@@ -25,8 +25,36 @@ public struct TransferMetrics: Sendable, Equatable {
     public let httpVersion: String
     /// Whether an existing connection carried the exchange.
     public let reusedConnection: Bool
-    /// The address of the server connected to, if known.
+    /// The address of the server connected to, if known (through a proxy: the proxy's).
     public let remoteAddress: String?
+    /// Whether a proxy carried the exchange. Default ``ProxyRoute/environment`` (not known).
+    public let proxy: ProxyRoute
+
+    /// Whether a proxy stood between the client and the server.
+    public enum ProxyRoute: Sendable, Equatable, CustomStringConvertible {
+        /// Directly to the server: no proxy (``HTTPClient/Proxy/none``, a Unix domain socket).
+        case direct
+        /// Through the client's own proxy (``HTTPClient/Configuration/proxy``), named as
+        /// ``HTTPClient/Proxy/Server/description`` shows it (never its credentials).
+        case proxy(String)
+        /// Directly, though the client names a proxy: the host is in its
+        /// ``HTTPClient/Proxy/bypassedHosts`` (loopback is, by default).
+        case bypassed(proxy: String)
+        /// The environment's proxies decided (``HTTPClient/Proxy/environment``, the default), and
+        /// whether one was used is not reported: libcurl 7.88 does not say, nor corelibs URLSession.
+        case environment
+
+        /// `direct`, `via http://proxy:3128`, `direct (bypassed http://proxy:3128)` or
+        /// `environment`.
+        public var description: String {
+            switch self {
+            case .direct: return "direct"
+            case .proxy(let proxy): return "via \(proxy)"
+            case .bypassed(let proxy): return "direct (bypassed \(proxy): the host is in bypassedHosts)"
+            case .environment: return "the environment's proxy settings (use not reported)"
+            }
+        }
+    }
 
     /// Creates metrics (transports, and tests of code that reads them).
     /// - Parameters:
@@ -38,9 +66,10 @@ public struct TransferMetrics: Sendable, Equatable {
     ///   - httpVersion: The protocol spoken.
     ///   - reusedConnection: Whether an existing connection was used.
     ///   - remoteAddress: The server's address.
+    ///   - proxy: Whether a proxy carried the exchange; default ``ProxyRoute/environment``.
     public init(
         domainLookup: TimeInterval, connect: TimeInterval, secureConnection: TimeInterval?, firstByte: TimeInterval,
-        lastByte: TimeInterval, httpVersion: String, reusedConnection: Bool, remoteAddress: String?
+        lastByte: TimeInterval, httpVersion: String, reusedConnection: Bool, remoteAddress: String?, proxy: ProxyRoute = .environment
     ) {
         self.domainLookup = domainLookup
         self.connect = connect
@@ -50,5 +79,6 @@ public struct TransferMetrics: Sendable, Equatable {
         self.httpVersion = httpVersion
         self.reusedConnection = reusedConnection
         self.remoteAddress = remoteAddress
+        self.proxy = proxy
     }
 }

@@ -75,6 +75,8 @@
             /// aborted before libcurl read the 407's body (a byte at a time: 64 MiB took minutes,
             /// and the request ended in an idle timeout).
             var connectRefused = false
+            /// Whether a proxy carries this run of the handle (set as it is configured).
+            var proxyRoute = TransferMetrics.ProxyRoute.environment
             var bytesSent: Int64 = 0
             /// The body stream failed a read (or claimed more bytes than asked): the abort that
             /// follows is its failure, not a cancel.
@@ -204,7 +206,8 @@
                 delegate.transportAwaitsConnection()
             }
             curl.setOption(handle, .url, wireURL.absoluteString)
-            settings.applyRoute(to: handle, host: wireURL.host ?? "", socketPath: socketPath, library: curl)
+            let route = settings.applyRoute(to: handle, host: wireURL.host ?? "", socketPath: socketPath, library: curl)
+            state.withLock { $0.proxyRoute = route }
             if CurlTransport.verbose { curl.setOption(handle, .verbose, 1) }
             if fresh { curl.setOption(handle, .freshConnect, 1) }
             curl.setOption(handle, .noSignal, 1)
@@ -572,6 +575,18 @@
             if refused {
                 return .routeFailed(reason: .proxyAuthenticationFailed(proxy: name, credentialsSent: proxy.credentials != nil))
             }
+            // A connection the client's own proxy was to take that could not be made: the proxy
+            // is unreachable (libcurl connects to nothing else), and is named, rather than a
+            // cannotConnectToHost that reads as "the server is down".
+            if case .proxy(let server) = state.withLock({ $0.proxyRoute }),
+                code == CurlCode.couldntConnect.rawValue || code == CurlCode.couldntResolveProxy.rawValue
+            {
+                let text = String(cString: errorBuffer)
+                let error =
+                    CurlErrors.error(for: code, text: text.isEmpty ? library.describe(code) : text, url: url) as? URLError
+                    ?? URLError(.cannotConnectToHost, userInfo: [NSURLErrorFailingURLErrorKey: url])
+                return .routeFailed(reason: .proxyUnreachable(proxy: server, error: error))
+            }
             if code == CurlCode.proxy.rawValue {
                 let text = String(cString: errorBuffer)
                 return .routeFailed(reason: .proxyHandshakeFailed(proxy: name, detail: text.isEmpty ? library.describe(code) : text))
@@ -649,7 +664,7 @@
             return TransferMetrics(
                 domainLookup: lookup, connect: connect, secureConnection: handshake, firstByte: firstByte,
                 lastByte: max(firstByte, seconds(.totalTime)), httpVersion: version,
-                reusedConnection: reused, remoteAddress: library.info(handle, string: .primaryIP))
+                reusedConnection: reused, remoteAddress: library.info(handle, string: .primaryIP), proxy: state.withLock { $0.proxyRoute })
         }
     }
 

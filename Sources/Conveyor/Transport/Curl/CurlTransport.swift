@@ -159,9 +159,11 @@
             /// Sets the route options of `handle`: the Unix socket a request goes over (nil for
             /// TCP) and the address overrides. Set on every request, as a reused handle keeps them.
             /// Sets the route options of `handle` for a request to `host`.
-            /// - Returns: Whether the request goes through the client's own proxy.
+            /// - Returns: Whether a proxy carries the request, as the metrics report it.
             @discardableResult
-            func applyRoute(to handle: CurlLibrary.Handle, host: String, socketPath: String?, library: CurlLibrary) -> Bool {
+            func applyRoute(
+                to handle: CurlLibrary.Handle, host: String, socketPath: String?, library: CurlLibrary
+            ) -> TransferMetrics.ProxyRoute {
                 library.setOption(handle, .unixSocketPath, socketPath)
                 // libcurl reads the list when the transfer starts, into the multi handle's DNS
                 // cache; the list itself lives as long as these settings.
@@ -176,9 +178,10 @@
                 // compares spellings, and sent [::ffff:7f00:1] — 127.0.0.1 — to the proxy).
                 guard socketPath == nil, !proxy.isNone, !(proxy.server != nil && proxy.bypasses(host: host)) else {
                     library.setOption(handle, .proxy, "")
-                    return false
+                    if socketPath == nil, let server = proxy.server { return .bypassed(proxy: server.description) }
+                    return .direct
                 }
-                guard let server = proxy.server else { return false }
+                guard let server = proxy.server else { return .environment }
                 library.setOption(handle, .proxy, server.description)
                 library.setOption(handle, .noProxy, proxy.noProxyList)
                 if let credentials = proxy.credentials {
@@ -204,7 +207,7 @@
                         }
                     }
                 }
-                return true
+                return .proxy(server.description)
             }
 
             /// The proxy's credential values, masked (``SentSecrets``) while the transport lives.
