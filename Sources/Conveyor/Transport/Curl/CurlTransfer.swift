@@ -207,7 +207,12 @@
             }
             curl.setOption(handle, .url, wireURL.absoluteString)
             let route = settings.applyRoute(to: handle, host: wireURL.host ?? "", socketPath: socketPath, library: curl)
-            state.withLock { $0.proxyRoute = route }
+            state.withLock { state in
+                state.proxyRoute = route
+                // Without the prereq callback (libcurl before 7.80) no head can be told to be a
+                // CONNECT answer (they stay suppressed): every head is the origin's.
+                if !seesConnect { state.connected = true }
+            }
             if CurlTransport.verbose { curl.setOption(handle, .verbose, 1) }
             if fresh { curl.setOption(handle, .freshConnect, 1) }
             curl.setOption(handle, .noSignal, 1)
