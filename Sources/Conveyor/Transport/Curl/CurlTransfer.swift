@@ -354,8 +354,7 @@
         /// with the configured credentials (the first 407, with a body of a few kB at most).
         /// - Returns: What the header callback answers: the line's length, or 0 to abort.
         private func didReceiveConnectHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int? {
-            let hasCredentials = settings.route.proxy.credentials != nil
-            return state.withLock { state -> Int? in
+            state.withLock { state -> Int? in
                 guard !state.connected, !state.cancelled else { return nil }
                 guard state.connectHead.consume(bytes) else { return bytes.count }
                 let head = state.connectHead
@@ -367,7 +366,7 @@
                 let boundedBody =
                     head.values(of: "Transfer-Encoding").isEmpty
                     && (lengths.isEmpty || lengths.first.flatMap { HTTPGrammar.contentLength($0) }.map { $0 <= Self.heldBodyLimit } == true)
-                let answerable = hasCredentials && state.connectRefusals == 1 && boundedBody
+                let answerable = settings.route.proxy.credentials != nil && state.connectRefusals == 1 && boundedBody
                 guard !answerable else { return bytes.count }
                 state.connectRefused = true
                 return 0
