@@ -358,9 +358,11 @@ public enum ConveyorError: Error, Sendable {
             switch self {
             case .tooManyRedirects(let max, let response):
                 return "more than \(max) redirects (last: \(response.statusCode) from \(ConveyorError.redaction.url(response.url)))"
-            case .invalidLocation(let location, let response):
+            case .invalidLocation(nil, let response):
+                return "the \(response.statusCode) redirect has no Location header"
+            case .invalidLocation(let location?, let response):
                 return
-                    "the \(response.statusCode) redirect's Location \(location.map { "\"\(ConveyorError.redaction.location($0))\"" } ?? "header is missing") is not an http(s) URL"
+                    "the \(response.statusCode) redirect's Location \"\(ConveyorError.redaction.location(location))\" is not an http(s) URL"
             }
         }
     }

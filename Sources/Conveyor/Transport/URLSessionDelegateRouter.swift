@@ -23,6 +23,10 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         /// Tasks whose challenge was refused because their body stream cannot be sent again
         /// (Linux), reported as `requestBodyStreamExhausted` when they complete.
         var exhaustedBodies: Set<Int> = []
+        /// Tasks whose 3xx head reached their delegate. corelibs withholds the head (and body)
+        /// of a 301-303 or 305-308 that has no usable `Location`: it completes the task without
+        /// a word, and the head is delivered from `task.response` then.
+        var redirectHeadsDelivered: Set<Int> = []
     }
     // Sendable, checked by the compiler: the only mutable state is `state`, behind one Mutex.
     private let state = Lock(State())
@@ -66,7 +70,12 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         }
         if let http = response as? HTTPURLResponse {
             storeCookies(of: http, for: dataTask)
-            delegate(for: dataTask)?.transportDidReceive(response: HTTPResponseHead(http))
+            let isRedirect = (300..<400).contains(http.statusCode)
+            let delegate = state.withLock { state in
+                if isRedirect { state.redirectHeadsDelivered.insert(dataTask.taskIdentifier) }
+                return state.delegates[dataTask.taskIdentifier]
+            }
+            delegate?.transportDidReceive(response: HTTPResponseHead(http))
         }
         completionHandler(.allow)
     }
@@ -177,12 +186,12 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         // A refused redirect's 3xx reaches only this callback, and may set cookies too.
         if let http = task.response as? HTTPURLResponse { storeCookies(of: http, for: task) }
-        let (delegate, trustFailure, exhaustedBody) = state.withLock {
+        let (delegate, trustFailure, exhaustedBody, redirectHeadDelivered) = state.withLock {
             // The body's pump is stopped by the delegate in front of the operation's.
             $0.bodies[task.taskIdentifier] = nil
             return (
                 $0.delegates.removeValue(forKey: task.taskIdentifier), $0.trustFailures.removeValue(forKey: task.taskIdentifier),
-                $0.exhaustedBodies.remove(task.taskIdentifier) != nil
+                $0.exhaustedBodies.remove(task.taskIdentifier) != nil, $0.redirectHeadsDelivered.remove(task.taskIdentifier) != nil
             )
         }
         #if canImport(FoundationNetworking)
@@ -202,6 +211,12 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
                 : "the request body stream failed"
             delegate?.transportDidComplete(response: nil, error: URLError.bodyStreamExhausted(text, url: url))
             return
+        }
+        // A 3xx without a usable Location (see `redirectHeadsDelivered`): corelibs finished it
+        // without handing over its head, so the operation would see no response at all. Its
+        // body stays inside corelibs and is lost; the curl transport delivers it.
+        if error == nil, !redirectHeadDelivered, let http = task.response as? HTTPURLResponse, (300..<400).contains(http.statusCode) {
+            delegate?.transportDidReceive(response: HTTPResponseHead(http))
         }
         // corelibs' codes and texts are decided here, before any delegate (the cache's included) sees them.
         delegate?.transportDidComplete(
