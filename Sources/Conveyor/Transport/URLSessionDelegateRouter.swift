@@ -169,11 +169,25 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         _ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
     ) {
         // URLSession sends the body again (an authentication challenge, a reused connection that
-        // closed): a new pump reads it from the start. A body that was not pumped, or a caller's
-        // stream, which cannot be read twice, gets nil, and URLSession fails the task
-        // (`requestBodyStreamExhausted`).
-        let body = state.withLock { $0.bodies[task.taskIdentifier] }
-        completionHandler(body?.makeStream())
+        // closed): a new pump reads it from the start. A caller's stream, which cannot be read
+        // twice, gets nil, and URLSession fails the task (`requestBodyStreamExhausted`).
+        if let body = state.withLock({ $0.bodies[task.taskIdentifier] }) {
+            completionHandler(body.makeStream())
+            return
+        }
+        #if canImport(FoundationNetworking)
+            // Not pumped (Linux: corelibs reads the request's own stream). corelibs asks here when
+            // libcurl sends the request again on a fresh connection because the reused one died
+            // before an answer; given no stream it reports the rewind as done, and the headers
+            // went out with no body, the attempt waiting for the idle timeout (issue #58 item 12).
+            // Conveyor's own streams (a body file's) start over; a caller's still gets nil. So
+            // does a `Data` body: corelibs traps on a stream for one, and cannot rewind it
+            // itself (its body stays unsent; TransportsAndTLS documents it).
+            let request = task.originalRequest ?? task.currentRequest
+            completionHandler((request?.httpBodyStream as? any RestartableBodyStream)?.restartedBodyStream())
+        #else
+            completionHandler(nil)
+        #endif
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
