@@ -45,6 +45,11 @@ public enum ConveyorError: Error, Sendable {
     /// announced `Content-Length` is larger (failing before the body is read), or the bytes
     /// received — after decompression — passed it. Download to a file for large bodies.
     case responseTooLarge(limit: Int64, response: HTTPURLResponse)
+    /// The server answered `206 Partial Content` to a request that carried no `Range`: a part
+    /// is not the resource, so it is never a success. A resumed download that sent the whole
+    /// request again after refusing a 206 that did not continue its bytes fails so when the
+    /// server answers with a part once more; a request whose caller set `Range` gets its 206.
+    case partialContentNotRequested(response: HTTPURLResponse)
     /// The server's TLS certificate was not trusted (self-signed, unknown CA, expired, wrong
     /// host). `reason` is the TLS library's explanation. Validation is never off by default.
     case serverTrustFailed(host: String, reason: String)
@@ -358,9 +363,11 @@ public enum ConveyorError: Error, Sendable {
             switch self {
             case .tooManyRedirects(let max, let response):
                 return "more than \(max) redirects (last: \(response.statusCode) from \(ConveyorError.redaction.url(response.url)))"
-            case .invalidLocation(let location, let response):
+            case .invalidLocation(nil, let response):
+                return "the \(response.statusCode) redirect has no Location header"
+            case .invalidLocation(let location?, let response):
                 return
-                    "the \(response.statusCode) redirect's Location \(location.map { "\"\(ConveyorError.redaction.location($0))\"" } ?? "header is missing") is not an http(s) URL"
+                    "the \(response.statusCode) redirect's Location \"\(ConveyorError.redaction.location(location))\" is not an http(s) URL"
             }
         }
     }
@@ -376,7 +383,7 @@ extension ConveyorError {
             return response
         case .redirectFailed(.tooManyRedirects(_, let response)), .redirectFailed(.invalidLocation(_, let response)):
             return response
-        case .responseTooLarge(_, let response):
+        case .responseTooLarge(_, let response), .partialContentNotRequested(let response):
             return response
         case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
             .network, .serverTrustFailed, .invalidHeader, .invalidMethod, .credentialRefreshFailed, .streamFailed, .outboxFailed,
@@ -393,7 +400,8 @@ extension ConveyorError {
         case .responseSerializationFailed(_, _, let data), .authenticationFailed(_, let data):
             return data
         case .invalidURL, .parameterEncodingFailed, .multipartEncodingFailed, .downloadFailed, .outputStreamFailed, .cancelled, .timedOut,
-            .network, .redirectFailed, .responseTooLarge, .serverTrustFailed, .invalidHeader, .invalidMethod, .credentialRefreshFailed,
+            .network, .redirectFailed, .responseTooLarge, .partialContentNotRequested, .serverTrustFailed, .invalidHeader, .invalidMethod,
+            .credentialRefreshFailed,
             .streamFailed, .outboxFailed, .bodyFileFailed, .requestAdaptationFailed, .routeFailed:
             return nil
         }
@@ -474,6 +482,9 @@ extension ConveyorError: CustomStringConvertible, CustomDebugStringConvertible, 
             return "Redirect failed: \(reason)."
         case .responseTooLarge(let limit, let response):
             return "Response too large: the body from \(Self.describe(response)) exceeds the \(limit)-byte limit for bodies kept in memory."
+        case .partialContentNotRequested(let response):
+            return
+                "Partial content not requested: \(Self.describe(response)) answered 206 with \(response.value(forHTTPHeaderField: "Content-Range").map { "Content-Range \"\(Self.printable(String($0.prefix(80))))\"" } ?? "no Content-Range") to a request that carried no Range, and a part is not the resource."
         case .serverTrustFailed(let host, let reason):
             return "Server trust failed for \(host): \(reason)."
         case .invalidHeader(let name):

@@ -6,7 +6,7 @@ import Foundation
 
 /// The pieces of HTTP syntax (RFC 9110) Conveyor checks and reads, in one place: tokens (methods,
 /// field names, media types), the fields every header that leaves must pass, `Content-Length`,
-/// `Content-Range` and `Range`. Every caller asks here; none re-derives a rule.
+/// `Content-Range`, `Range` and entity tags. Every caller asks here; none re-derives a rule.
 ///
 /// Bytes, not a `CharacterSet` over unicode scalars: these run for every request (the header
 /// check was 1.6 µs of a sequential request in a profile). Any non-ASCII byte is not a `tchar`.
@@ -116,5 +116,45 @@ enum HTTPGrammar {
         if last.isEmpty { return start..<length }
         guard isDigits(last), let end = Int(last), end >= start else { return nil }
         return start..<(min(end, length - 1) + 1)
+    }
+
+    // MARK: - Entity tags
+
+    /// The entity tags of an `If-None-Match` or `If-Match` list (RFC 9110 §8.8.3, §13.1.1), as
+    /// written (`W/` kept); nil for `*`, and for a value that is not a list of entity tags —
+    /// `etagc` allows commas inside the quotes, so the list is read tag by tag, never split.
+    static func entityTags(_ field: String) -> [Substring]? {
+        let value = Substring(field)
+        if value.trimmingCharacters(in: .whitespaces) == "*" { return nil }
+        var tags: [Substring] = []
+        var index = value.startIndex
+        func skipSeparators() {
+            while index < value.endIndex, value[index] == " " || value[index] == "\t" || value[index] == "," {
+                index = value.index(after: index)
+            }
+        }
+        skipSeparators()
+        while index < value.endIndex {
+            let start = index
+            if value[index...].hasPrefix("W/") { index = value.index(index, offsetBy: 2) }
+            guard index < value.endIndex, value[index] == "\"" else { return nil }
+            guard let close = value[value.index(after: index)...].firstIndex(of: "\"") else { return nil }
+            index = value.index(after: close)
+            tags.append(value[start..<index])
+            // Only whitespace and a comma may follow a tag.
+            guard index == value.endIndex || value[index] == " " || value[index] == "\t" || value[index] == "," else { return nil }
+            skipSeparators()
+        }
+        return tags
+    }
+
+    /// Weak comparison of two entity tags (RFC 9110 §8.8.3.2): their opaque tags are equal,
+    /// either or both may be weak.
+    static func weaklyMatch(_ first: some StringProtocol, _ second: some StringProtocol) -> Bool {
+        func opaque(_ tag: some StringProtocol) -> Substring {
+            let text = Substring(tag)
+            return text.hasPrefix("W/") ? text.dropFirst(2) : text
+        }
+        return opaque(first) == opaque(second)
     }
 }

@@ -9,13 +9,19 @@ import Foundation
 final class AttemptDelegate: TransportTaskDelegate {
     let operation: HTTPRequestOperation
     let attempt: Int
+    /// Whether the request as sent carried `Range` (the caller's, or a continuation's): only
+    /// then is a 206 an answer to it.
+    let asksForRange: Bool
 
-    init(operation: HTTPRequestOperation, attempt: Int) {
+    init(operation: HTTPRequestOperation, attempt: Int, asksForRange: Bool) {
         self.operation = operation
         self.attempt = attempt
+        self.asksForRange = asksForRange
     }
 
-    func transportDidReceive(response: HTTPResponseHead) { operation.attemptDidReceive(response: response, attempt: attempt) }
+    func transportDidReceive(response: HTTPResponseHead) {
+        operation.attemptDidReceive(response: response, attempt: attempt, asksForRange: asksForRange)
+    }
     func transportDidReceive(data: Data) { operation.attemptDidReceive(data: data, attempt: attempt) }
     func transportDidSend(bytes: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
         operation.attemptDidSend(bytes: bytes, total: totalBytesSent, expected: totalBytesExpectedToSend, attempt: attempt)

@@ -115,7 +115,10 @@ extension HTTPRequestOperation {
             fail(error, response: nil, retryable: false)
             return
         }
-        let delegate = AttemptDelegate(operation: self, attempt: attempt.number)
+        // Whether the attempt asks for a part: a 206 is then what it asked for, else an error.
+        let asksForRange =
+            (attempt.resumeOffset > 0 && attempt.resumeValidator != nil) || fields.keys.contains { $0.equalsIgnoringASCIICase("Range") }
+        let delegate = AttemptDelegate(operation: self, attempt: attempt.number, asksForRange: asksForRange)
         // Told only when the request goes out as it is (the cache may still answer it): one the
         // transport refuses (a malformed proxy, say) fails with nothing sent, and a monitor
         // hears of no send (found by the review: willSend for 50 of 50 refused requests).
@@ -162,7 +165,7 @@ extension HTTPRequestOperation {
         mutableState.withLock { state in state.transfer.isCurrent(attempt) ? body(&state) : nil }
     }
 
-    func attemptDidReceive(response: HTTPResponseHead, attempt: Int) {
+    func attemptDidReceive(response: HTTPResponseHead, attempt: Int, asksForRange: Bool) {
         if replayAfterCredentialRefresh(response, attempt: attempt) { return }
         let previous: ResponseBodyFile?
         let keep: Bool
@@ -186,6 +189,14 @@ extension HTTPRequestOperation {
             return
         case .accept(let file, let keeps):
             (previous, keep) = (file, keeps)
+        }
+        if response.statusCode == 206, !asksForRange {
+            // A part answering a request for the whole (a server that ignores the missing
+            // `Range`, or answers a resumed download's restart with a part again) is not the
+            // resource: never a success, and nothing of it is kept.
+            previous?.discard()
+            fail(.partialContentNotRequested(response: response.urlResponse), response: response, retryable: false)
+            return
         }
         if let length = response.value(forHTTPHeaderField: "Content-Length"), HTTPGrammar.contentLength(length) == nil {
             // RFC 9112 §6.3: differing or unparseable lengths make the message invalid — the

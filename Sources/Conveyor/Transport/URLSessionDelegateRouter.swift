@@ -23,6 +23,10 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         /// Tasks whose challenge was refused because their body stream cannot be sent again
         /// (Linux), reported as `requestBodyStreamExhausted` when they complete.
         var exhaustedBodies: Set<Int> = []
+        /// Tasks whose 3xx head reached their delegate. corelibs withholds the head (and body)
+        /// of a 301-303 or 305-308 that has no usable `Location`: it completes the task without
+        /// a word, and the head is delivered from `task.response` then.
+        var redirectHeadsDelivered: Set<Int> = []
     }
     // Sendable, checked by the compiler: the only mutable state is `state`, behind one Mutex.
     private let state = Lock(State())
@@ -66,7 +70,12 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         }
         if let http = response as? HTTPURLResponse {
             storeCookies(of: http, for: dataTask)
-            delegate(for: dataTask)?.transportDidReceive(response: HTTPResponseHead(http))
+            let isRedirect = (300..<400).contains(http.statusCode)
+            let delegate = state.withLock { state in
+                if isRedirect { state.redirectHeadsDelivered.insert(dataTask.taskIdentifier) }
+                return state.delegates[dataTask.taskIdentifier]
+            }
+            delegate?.transportDidReceive(response: HTTPResponseHead(http))
         }
         completionHandler(.allow)
     }
@@ -160,11 +169,25 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         _ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
     ) {
         // URLSession sends the body again (an authentication challenge, a reused connection that
-        // closed): a new pump reads it from the start. A body that was not pumped, or a caller's
-        // stream, which cannot be read twice, gets nil, and URLSession fails the task
-        // (`requestBodyStreamExhausted`).
-        let body = state.withLock { $0.bodies[task.taskIdentifier] }
-        completionHandler(body?.makeStream())
+        // closed): a new pump reads it from the start. A caller's stream, which cannot be read
+        // twice, gets nil, and URLSession fails the task (`requestBodyStreamExhausted`).
+        if let body = state.withLock({ $0.bodies[task.taskIdentifier] }) {
+            completionHandler(body.makeStream())
+            return
+        }
+        #if canImport(FoundationNetworking)
+            // Not pumped (Linux: corelibs reads the request's own stream). corelibs asks here when
+            // libcurl sends the request again on a fresh connection because the reused one died
+            // before an answer; given no stream it reports the rewind as done, and the headers
+            // went out with no body, the attempt waiting for the idle timeout (issue #58 item 12).
+            // Conveyor's own streams (a body file's) start over; a caller's still gets nil. So
+            // does a `Data` body: corelibs traps on a stream for one, and cannot rewind it
+            // itself (its body stays unsent; TransportsAndTLS documents it).
+            let request = task.originalRequest ?? task.currentRequest
+            completionHandler((request?.httpBodyStream as? any RestartableBodyStream)?.restartedBodyStream())
+        #else
+            completionHandler(nil)
+        #endif
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
@@ -177,12 +200,12 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         // A refused redirect's 3xx reaches only this callback, and may set cookies too.
         if let http = task.response as? HTTPURLResponse { storeCookies(of: http, for: task) }
-        let (delegate, trustFailure, exhaustedBody) = state.withLock {
+        let (delegate, trustFailure, exhaustedBody, redirectHeadDelivered) = state.withLock {
             // The body's pump is stopped by the delegate in front of the operation's.
             $0.bodies[task.taskIdentifier] = nil
             return (
                 $0.delegates.removeValue(forKey: task.taskIdentifier), $0.trustFailures.removeValue(forKey: task.taskIdentifier),
-                $0.exhaustedBodies.remove(task.taskIdentifier) != nil
+                $0.exhaustedBodies.remove(task.taskIdentifier) != nil, $0.redirectHeadsDelivered.remove(task.taskIdentifier) != nil
             )
         }
         #if canImport(FoundationNetworking)
@@ -202,6 +225,12 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
                 : "the request body stream failed"
             delegate?.transportDidComplete(response: nil, error: URLError.bodyStreamExhausted(text, url: url))
             return
+        }
+        // A 3xx without a usable Location (see `redirectHeadsDelivered`): corelibs finished it
+        // without handing over its head, so the operation would see no response at all. Its
+        // body stays inside corelibs and is lost; the curl transport delivers it.
+        if error == nil, !redirectHeadDelivered, let http = task.response as? HTTPURLResponse, (300..<400).contains(http.statusCode) {
+            delegate?.transportDidReceive(response: HTTPResponseHead(http))
         }
         // corelibs' codes and texts are decided here, before any delegate (the cache's included) sees them.
         delegate?.transportDidComplete(

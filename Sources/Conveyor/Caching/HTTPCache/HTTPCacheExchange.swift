@@ -47,7 +47,7 @@ extension HTTPCache {
         // `only-if-cached` (§5.2.1.7): a stored response that may answer, or a 504; never the network.
         if protocolRules, requestControl.contains("only-if-cached") {
             if let entry, canAnswer(request, with: entry) || (offline && options.isUnreachable()) {
-                return CachedTask.deliver(entry, to: delegate, options: options)
+                return CachedTask.deliver(entry.notModified(for: request) ?? entry, to: delegate, options: options)
             }
             return CachedTask.deliverGatewayTimeout(for: request, to: delegate)
         }
@@ -61,15 +61,22 @@ extension HTTPCache {
             case .returnCacheDataWhenUnreachable where entry != nil && options.isUnreachable(): true
             default: entry.map { canAnswer(request, with: $0) } ?? false
             }
-        // A `Range` request a stored complete response can answer gets its 206 from the cache.
-        if fromCache { return CachedTask.deliver(entry?.partialContent(for: request) ?? entry, to: delegate, options: options) }
+        // The caller's own condition, when false, gets a 304 (§4.3.2); a `Range` request a stored
+        // complete response can answer gets its 206 from the cache.
+        if fromCache {
+            let answer = entry.map { $0.notModified(for: request) ?? $0.partialContent(for: request) ?? $0 }
+            return CachedTask.deliver(answer, to: delegate, options: options)
+        }
         // `stale-while-revalidate` (RFC 5861 §3): the stale entry answers now, and one
         // revalidation in the background updates it.
         if protocolRules, let entry, canAnswerWhileRevalidating(request, with: entry) {
             revalidateInBackground(entry, request: request, transport: transport, options: options)
-            return CachedTask.deliver(entry, to: delegate, options: options)
+            return CachedTask.deliver(entry.notModified(for: request) ?? entry, to: delegate, options: options)
         }
         let (sent, revalidating) = conditionalRequest(for: request, entry: entry)
+        // The caller's own condition goes to the server as it is, and the server's 304 to the
+        // caller; it also freshens the stored response it describes (§4.3.4).
+        let freshening = revalidating == nil && entry?.statusCode == 200 && Self.isConditional(request) ? entry : nil
         // A stale entry answers instead of a 500, 502, 503 or 504 when `stale-if-error` allows it;
         // what answers a failed connection is decided by one rule.
         let staleIfError = entry.flatMap { protocolRules && canAnswerAfterError(request, with: $0) ? $0 : nil }
@@ -77,7 +84,7 @@ extension HTTPCache {
             cache: self, request: sent, inner: delegate, options: options,
             mode: .load(
                 revalidating: revalidating, whenDisconnected: answerWhenDisconnected(request, with: entry, policy: options.policy),
-                staleIfError: staleIfError))
+                staleIfError: staleIfError, freshening: freshening))
         return transport.startTask(for: sent, bodyFile: bodyFile, delegate: exchange)
     }
 
@@ -86,15 +93,17 @@ extension HTTPCache {
     /// own or the entry has no validators.
     func conditionalRequest(for request: URLRequest, entry: CachedResponse?) -> (URLRequest, revalidating: CachedResponse?) {
         let method = (request.httpMethod ?? "GET").uppercased()
-        let callerIsConditional =
-            request.value(forHTTPHeaderField: "If-None-Match") != nil
-            || request.value(forHTTPHeaderField: "If-Modified-Since") != nil
-        guard let entry, !callerIsConditional, !entry.conditionalHeaders.isEmpty, entry.statusCode == 200 || method == "HEAD" else {
+        guard let entry, !Self.isConditional(request), !entry.conditionalHeaders.isEmpty, entry.statusCode == 200 || method == "HEAD" else {
             return (request, nil)
         }
         var sent = request
         for (name, value) in entry.conditionalHeaders { sent.setHeader(value, for: name) }
         return (sent, entry)
+    }
+
+    /// Whether the caller sent a condition of its own that the cache evaluates (§4.3.2).
+    static func isConditional(_ request: URLRequest) -> Bool {
+        request.value(forHTTPHeaderField: "If-None-Match") != nil || request.value(forHTTPHeaderField: "If-Modified-Since") != nil
     }
 
     /// Revalidates `entry` without a caller waiting: one at a time per stored response; the
@@ -111,7 +120,7 @@ extension HTTPCache {
         }
         let exchange = HTTPCacheExchange(
             cache: self, request: sent, inner: finished, options: quiet,
-            mode: .load(revalidating: revalidating, whenDisconnected: .transportError, staleIfError: nil))
+            mode: .load(revalidating: revalidating, whenDisconnected: .transportError, staleIfError: nil, freshening: nil))
         finished.hold(transport.startTask(for: sent, bodyFile: nil, delegate: exchange))
     }
 }
@@ -161,8 +170,11 @@ final class HTTPCacheExchange: TransportTaskDelegate, Sendable {
         case invalidate
         /// `whenDisconnected` answers when the connection fails before any response byte
         /// (``HTTPCache/answerWhenDisconnected(_:with:policy:)``); `staleIfError` when the server
-        /// answers 500, 502, 503 or 504.
-        case load(revalidating: CachedResponse?, whenDisconnected: HTTPCache.DisconnectedAnswer, staleIfError: CachedResponse?)
+        /// answers 500, 502, 503 or 504; `freshening` is the stored response a 304 to the caller's
+        /// own conditional request updates when it describes it (the 304 itself goes to the caller).
+        case load(
+            revalidating: CachedResponse?, whenDisconnected: HTTPCache.DisconnectedAnswer, staleIfError: CachedResponse?,
+            freshening: CachedResponse?)
     }
 
     private struct State {
@@ -191,7 +203,7 @@ final class HTTPCacheExchange: TransportTaskDelegate, Sendable {
     }
 
     func transportDidReceive(response: HTTPResponseHead) {
-        guard case .load(let revalidating, _, let staleIfError) = mode else {
+        guard case .load(let revalidating, _, let staleIfError, let freshening) = mode else {
             // A POST response that describes its own URL is kept for a later GET (RFC 9111 §4).
             let authenticated = state.withLock { $0.authenticated }
             if cache.canStoreAsGET(response, toPOST: request, authenticated: authenticated),
@@ -222,6 +234,11 @@ final class HTTPCacheExchange: TransportTaskDelegate, Sendable {
                 inner.transportDidReceive(response: head)
                 return
             }
+        }
+        if response.statusCode == 304, let freshening, freshening.method == (request.httpMethod ?? "GET").uppercased(),
+            freshening.isDescribed(by: response)
+        {
+            cache.store(freshening.refreshed(with: response, requestDate: requestDate, responseDate: Date()))
         }
         let authenticated = state.withLock { $0.authenticated }
         let storable =
@@ -278,7 +295,7 @@ final class HTTPCacheExchange: TransportTaskDelegate, Sendable {
             {
                 if let kept = options.responseHandler.map({ $0(entry) }) ?? entry { cache.store(kept) }
             }
-        case .load(_, let whenDisconnected, _):
+        case .load(_, let whenDisconnected, _, _):
             if let notModified {
                 if !notModified.data.isEmpty { inner.transportDidReceive(data: notModified.data) }
                 inner.transportDidComplete(response: notModified.httpResponse(), error: error)
