@@ -22,9 +22,12 @@ public struct Redaction: Sendable {
     /// values with secret names, the URL's user information, challenge answers — is hidden
     /// wherever it appears in the text: a response body that echoes it, a URL nested in a query
     /// parameter; also escaped (percent-encoded in either case, form-encoded with `+`, JSON- or
-    /// HTML-escaped). Values of 4 or more characters are remembered: every value a request in
-    /// flight carries and every credential a client is configured with, plus the 256 most
-    /// recently used others. Default true; false in ``none``.
+    /// HTML-escaped). A value shorter than 20 bytes is hidden only where it stands as a whole
+    /// token — the characters just before and after it are not letters or digits — so a short
+    /// token `fresh` leaves the word `refresh` alone; longer values are hidden wherever they
+    /// appear. Values of 4 or more characters are remembered: every value a request in flight
+    /// carries and every credential a client is configured with, plus the 256 most recently
+    /// used others. Default true; false in ``none``.
     public var masksSentValues = true
 
     /// Creates a redaction.
