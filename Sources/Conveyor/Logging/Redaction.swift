@@ -11,8 +11,9 @@ public struct Redaction: Sendable {
     /// The text printed instead of a secret.
     public static let placeholder = "<redacted>"
 
-    /// Header names (case-insensitive). Default `Authorization`, `Proxy-Authorization`,
-    /// `Cookie`, `Set-Cookie`, `X-API-Key`, `X-Auth-Token`.
+    /// Header names (case-insensitive). Default the credential headers
+    /// (``HTTPHeaders/credentialNames``: `Authorization`, `Proxy-Authorization`, `Cookie`,
+    /// `X-API-Key`, `X-Auth-Token`) and the response's `Set-Cookie`.
     public var headerNames: Set<String>
     /// Query parameter and body field names (case-insensitive). Default `token`,
     /// `access_token`, `refresh_token`, `api_key`, `apikey`, `password`, `secret`, `client_secret`.
@@ -32,10 +33,10 @@ public struct Redaction: Sendable {
 
     /// Creates a redaction.
     /// - Parameters:
-    ///   - headerNames: Header names to hide; default the credential headers.
+    ///   - headerNames: Header names to hide; default ``HTTPHeaders/credentialNames`` and `Set-Cookie`.
     ///   - parameterNames: Query and body field names to hide; default common secret names.
     public init(
-        headerNames: Set<String> = ["Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-API-Key", "X-Auth-Token"],
+        headerNames: Set<String> = HTTPHeaders.credentialNames.union(["Set-Cookie"]),
         parameterNames: Set<String> = [
             "token", "access_token", "refresh_token", "api_key", "apikey", "password", "secret", "client_secret",
         ]
