@@ -14,7 +14,7 @@ import Foundation
 /// outbox.setResultHandler { result in
 ///     if case .succeeded = result.outcome { print("posted \(result.id)") }
 /// }
-/// let id = try outbox.send(method: .post, path: "comments", body: Comment(text: "On the train"))
+/// let id = try await outbox.send(method: .post, path: "comments", body: Comment(text: "On the train"))
 /// ```
 ///
 /// - `send` returns once the request and its body are written and `fsync`ed, their names
