@@ -203,7 +203,7 @@ enum OutboxBench {
     /// Sends `items` with the synchronous `send`, the one the accept rate measures (from an
     /// async function, `send` would be the async form, which adds a thread hop per item).
     private static func sendAll(_ items: Int, to outbox: Outbox) throws {
-        for _ in 0..<items { try outbox.send(method: .post, path: "inbox", fileURL: bodyFile) }
+        for _ in 0..<items { try outbox.sendSynchronously(method: .post, path: "inbox", fileURL: bodyFile) }
     }
 
     /// In the child: sends `count` items to an outbox whose server is never asked; prints the peak RSS in MB.
@@ -212,7 +212,7 @@ enum OutboxBench {
         var settings = Outbox.Configuration.default
         settings.maximumItemCount = count
         let outbox = try client.outbox(directory: URL(fileURLWithPath: directory), configuration: settings)
-        for _ in 0..<count { try outbox.send(method: .post, path: "inbox", fileURL: bodyFile) }
+        for _ in 0..<count { try outbox.sendSynchronously(method: .post, path: "inbox", fileURL: bodyFile) }
         outbox.close()
         try? FileManager.default.removeItem(at: bodyFile)
         print(MultipartMemory.peakRSSMegabytes())

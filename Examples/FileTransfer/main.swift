@@ -36,10 +36,14 @@ if let directory = value(after: "--directory") {
 } else {
     sourceDirectory = workspace.appendingPathComponent("outbox")
     try FileManager.default.createDirectory(at: sourceDirectory, withIntermediateDirectories: true)
-    for (name, size) in [("notes.txt", 20_000), ("photo.raw", 300_000), ("archive.bin", 1_500_000)] {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        try Data(bytes).write(to: sourceDirectory.appendingPathComponent(name))
+    let files = [("notes.txt", 20_000), ("photo.raw", 300_000), ("archive.bin", 1_500_000)]
+    let total = Double(files.reduce(0) { $0 + $1.1 }) / 1_000_000
+    print("making \(files.count) files (\(String(format: "%.1f", total)) MB of random bytes) in \(sourceDirectory.path)")
+    // One system random number seeds the run; the bytes come from a fast generator.
+    var seed = UInt64.random(in: .min ... .max)
+    for (name, size) in files {
+        seed &+= 1
+        try GeneratedFiles.randomBytes(count: size, seed: seed).write(to: sourceDirectory.appendingPathComponent(name))
     }
 }
 

@@ -50,7 +50,7 @@ func makeClient() -> HTTPClient {
 do {
     let outbox = try makeClient().outbox(directory: directory)
     for text in ["On the train", "Tunnel ahead", "Back online?"] {
-        let id = try outbox.send(method: .post, path: "comments", body: Comment(text: text), requestSerializer: .json)
+        let id = try await outbox.send(method: .post, path: "comments", body: Comment(text: text), requestSerializer: .json)
         print("accepted \"\(text)\" as \(id.uuidString.prefix(8))")
     }
     print(

@@ -40,6 +40,8 @@ struct ExamplesTests {
     func fileTransfer() async throws {
         let result = try await ExampleProcess.run("FileTransferExample", arguments: [])
         #expect(result.status == 0, "\(result.output)\(result.errors)")
+        // It says what it does before making its files (it was silent for 25-40 s, issue 58).
+        #expect(result.output.hasPrefix("making 3 files (1.8 MB of random bytes)"), "\(result.output)")
         #expect(result.output.contains("uploaded 3 files"))
         #expect(result.output.components(separatedBy: "identical after 2 attempts").count == 4, "\(result.output)")
         #expect(result.output.contains("all files round-tripped"))

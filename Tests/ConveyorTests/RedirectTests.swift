@@ -117,15 +117,16 @@ struct RedirectTests {
         configuration.transport = transport
         configuration.cache = nil
         try await withServer(configuration: configuration) { server, client in
-            client.setDefaultHeader("X-API-Key", value: "k-123")
+            // Not one of the built-in credential names (X-API-Key is: see CredentialHeaderNamesTests).
+            client.setDefaultHeader("X-Tenant-Secret", value: "k-123")
             client.setAuthorizationHeader(token: "t-456")
             let target = other.baseURL.appendingPathComponent("headers").absoluteString
             _ = try await client.get("redirect-to", parameters: ["url": target])
             let first = try #require(other.receivedRequests.last?.headers)
-            #expect(first["X-API-Key"] == "k-123" && first["Authorization"] == nil)
+            #expect(first["X-Tenant-Secret"] == "k-123" && first["Authorization"] == nil)
 
             var policy = RedirectPolicy.default
-            policy.headersRemovedAcrossOrigins.insert("x-api-key")
+            policy.headersRemovedAcrossOrigins.insert("x-tenant-secret")
             let request = try client.request(method: .get, path: "redirect-to", parameters: ["url": target])
             let operation = client.operation(with: request, success: nil, failure: nil)
             operation.redirectPolicy = policy
@@ -134,10 +135,10 @@ struct RedirectTests {
             client.enqueue(operation)
             #expect(await probe.outcome().error == nil)
             let second = try #require(other.receivedRequests.last?.headers)
-            #expect(second["X-API-Key"] == nil && second["Authorization"] == nil)
+            #expect(second["X-Tenant-Secret"] == nil && second["Authorization"] == nil)
             // On the same origin it stays.
             _ = try await client.get("redirect-to", parameters: ["url": "/headers"])
-            #expect(server.receivedRequests.last?.headers["X-API-Key"] == "k-123")
+            #expect(server.receivedRequests.last?.headers["X-Tenant-Secret"] == "k-123")
         }
     }
 }

@@ -192,7 +192,7 @@ struct NetnsScenario {
             guard ContinuousClock.now < deadline else { throw NetnsFailure(description: "the outbox never heard the loopback go down") }
             try await Task.sleep(for: .milliseconds(1))
         }
-        let ids = try (0..<3).map { try outbox.send(method: .post, path: "apply", parameters: ["n": $0]) }
+        let ids = try (0..<3).map { try outbox.sendSynchronously(method: .post, path: "apply", parameters: ["n": $0]) }
         outbox.settle()  // the first item was taken and parked
         say("down parked \(outbox.waitingForNetworkCount) received \(server.requestCount(path: "/apply"))")
         try await goOnline(statuses)

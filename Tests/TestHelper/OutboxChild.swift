@@ -47,7 +47,7 @@ func outboxChild(arguments: [String]) -> Never {
     }
     for index in 0..<count {
         do {
-            let id = try outbox.send(
+            let id = try outbox.sendSynchronously(
                 method: .post, path: "apply", body: Payload(index: index, pad: String(repeating: "x", count: bodyBytes)),
                 requestSerializer: .json)
             say("accepted \(id.uuidString)")

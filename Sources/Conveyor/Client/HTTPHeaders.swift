@@ -5,6 +5,18 @@
 public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
     private var fields: [(name: String, value: String)] = []
 
+    /// The request headers that carry credentials: `Authorization`, `Proxy-Authorization`,
+    /// `Cookie`, `X-API-Key`, `X-Auth-Token` (names compare case-insensitively).
+    ///
+    /// One set, read by every rule about credentials: a redirect or an adapter that leaves the
+    /// origin removes them (``RedirectPolicy/defaultHeadersRemovedAcrossOrigins``), a client
+    /// sends its default ones only to its credential origins, the logger hides their values by
+    /// name (``Redaction/headerNames``, with the response's `Set-Cookie`) and by value wherever
+    /// they appear again (``Redaction/masksSentValues``). Add another credential header to a
+    /// ``RedirectPolicy``'s ``RedirectPolicy/headersRemovedAcrossOrigins`` and to the logger's
+    /// ``Redaction/headerNames``.
+    public static let credentialNames: Set<String> = ["Authorization", "Proxy-Authorization", "Cookie", "X-API-Key", "X-Auth-Token"]
+
     /// Creates an empty collection.
     public init() {}
 

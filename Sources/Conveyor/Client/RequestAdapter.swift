@@ -60,7 +60,7 @@ public struct RequestAdapterContext: Sendable {
 /// configuration.requestAdapters = [
 ///     ClosureRequestAdapter { request, _ in
 ///         var request = request
-///         request.setValue(UUID().uuidString, forHTTPHeaderField: "X-Request-ID")
+///         request.setHeader(UUID().uuidString, for: "X-Request-ID")
 ///         return request
 ///     }
 /// ]

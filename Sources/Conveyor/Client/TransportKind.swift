@@ -17,3 +17,17 @@ extension HTTPClient {
         case curl
     }
 }
+
+extension HTTPClient {
+    /// The transport this client's requests go through: ``TransportKind/curl`` or
+    /// ``TransportKind/urlSession``, never ``TransportKind/automatic``. It is what
+    /// ``Configuration/transport`` resolved to when the client was created — `.automatic`'s
+    /// choice, the `CONVEYOR_TRANSPORT` environment variable's, or URLSession when `.curl` was
+    /// asked for and libcurl could not be loaded.
+    public var resolvedTransport: TransportKind {
+        #if os(Linux)
+            if transport is CurlTransport { return .curl }
+        #endif
+        return .urlSession
+    }
+}

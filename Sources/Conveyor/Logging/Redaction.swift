@@ -11,8 +11,9 @@ public struct Redaction: Sendable {
     /// The text printed instead of a secret.
     public static let placeholder = "<redacted>"
 
-    /// Header names (case-insensitive). Default `Authorization`, `Proxy-Authorization`,
-    /// `Cookie`, `Set-Cookie`, `X-API-Key`, `X-Auth-Token`.
+    /// Header names (case-insensitive). Default the credential headers
+    /// (``HTTPHeaders/credentialNames``: `Authorization`, `Proxy-Authorization`, `Cookie`,
+    /// `X-API-Key`, `X-Auth-Token`) and the response's `Set-Cookie`.
     public var headerNames: Set<String>
     /// Query parameter and body field names (case-insensitive). Default `token`,
     /// `access_token`, `refresh_token`, `api_key`, `apikey`, `password`, `secret`, `client_secret`.
@@ -22,17 +23,20 @@ public struct Redaction: Sendable {
     /// values with secret names, the URL's user information, challenge answers — is hidden
     /// wherever it appears in the text: a response body that echoes it, a URL nested in a query
     /// parameter; also escaped (percent-encoded in either case, form-encoded with `+`, JSON- or
-    /// HTML-escaped). Values of 4 or more characters are remembered: every value a request in
-    /// flight carries and every credential a client is configured with, plus the 256 most
-    /// recently used others. Default true; false in ``none``.
+    /// HTML-escaped). A value shorter than 20 bytes is hidden only where it stands as a whole
+    /// token — the characters just before and after it are not letters or digits — so a short
+    /// token `fresh` leaves the word `refresh` alone; longer values are hidden wherever they
+    /// appear. Values of 4 or more characters are remembered: every value a request in flight
+    /// carries and every credential a client is configured with, plus the 256 most recently
+    /// used others. Default true; false in ``none``.
     public var masksSentValues = true
 
     /// Creates a redaction.
     /// - Parameters:
-    ///   - headerNames: Header names to hide; default the credential headers.
+    ///   - headerNames: Header names to hide; default ``HTTPHeaders/credentialNames`` and `Set-Cookie`.
     ///   - parameterNames: Query and body field names to hide; default common secret names.
     public init(
-        headerNames: Set<String> = ["Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-API-Key", "X-Auth-Token"],
+        headerNames: Set<String> = HTTPHeaders.credentialNames.union(["Set-Cookie"]),
         parameterNames: Set<String> = [
             "token", "access_token", "refresh_token", "api_key", "apikey", "password", "secret", "client_secret",
         ]

@@ -6,6 +6,12 @@
 /// `p@ss:w/rd`. (Escapes of non-ASCII characters other than percent-encoding of their UTF-8
 /// bytes are not decoded.)
 ///
+/// A value is found only where it stands as a whole token (``standsAlone(_:in:from:to:)``):
+/// the characters just outside it are not letters or digits, so a short token `fresh` leaves
+/// `refresh` alone while `Bearer fresh`, `token=fresh`, `"fresh"` and `%3Dfresh` are masked.
+/// A value of ``wholeTokenOnlyBelow`` bytes or more is found anywhere, glued to other text too:
+/// no word contains one by chance, and a leak costs more than a mangled run of random letters.
+///
 /// Built once per change of the registered set, then shared: each ``mask(_:maximumBytes:)``
 /// is one pass over the text's UTF-8, looking only at the secrets that start with the byte
 /// (or the escaped byte) at each position.
@@ -21,6 +27,12 @@ final class SecretMatcher: Sendable {
     /// The most backtracking steps one match attempt may take (a secret full of `%` or `\`
     /// met by text full of `%25`: each is both a literal byte and the start of an escape).
     private static let backtrackingBudget = 64
+
+    /// Values at least this long (in UTF-8 bytes) are masked wherever they appear; shorter ones
+    /// only where they stand as whole tokens. 20: the longest common English words and the
+    /// identifiers in Conveyor's own messages are shorter, and random tokens (API keys, 128-bit
+    /// hex, JWTs) are longer.
+    static let wholeTokenOnlyBelow = 20
 
     /// Whether there is nothing to find.
     var isEmpty: Bool { offsets.count < 2 }
@@ -130,7 +142,11 @@ final class SecretMatcher: Sendable {
             let index = indexes[slot]
             let secret = UnsafeBufferPointer(rebasing: secrets[offsets[index]..<offsets[index + 1]])
             if literalFirst, secret.count > 1, let second, second != secret[1], !secondIsEscape { continue }
-            if let end = Self.match(secret, in: text, at: position), end > (best ?? position) { best = end }
+            if let end = Self.match(secret, in: text, at: position), end > (best ?? position),
+                secret.count >= Self.wholeTokenOnlyBelow || Self.standsAlone(secret, in: text, from: position, to: end)
+            {
+                best = end
+            }
         }
         return best
     }
@@ -167,6 +183,71 @@ final class SecretMatcher: Sendable {
             budget -= 1
             (index, position) = alternative
         }
+    }
+
+    /// Whether the match of `secret` at `start ..< end` is a whole token: where the secret's own
+    /// edge is a letter or digit, the text's character beyond that edge must not be one (nor be
+    /// absent). A secret that begins or ends with punctuation (`=` of base64 padding, a JWT's
+    /// dot) carries its own boundary on that side. The neighbour is read decoded when it is an
+    /// escape (`%3D`, `%253D`, `\u003D` end in hex digits but stand for `=`), so a value nested
+    /// in an encoded URL is still found.
+    static func standsAlone(_ secret: UnsafeBufferPointer<UInt8>, in text: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int)
+        -> Bool
+    {
+        if let first = secret.first, isWordByte(first), start > 0, isWordCharacter(before: start, in: text) { return false }
+        if let last = secret.last, isWordByte(last), end < text.count, isWordCharacter(at: end, in: text) { return false }
+        return true
+    }
+
+    /// A letter or digit in ASCII, or any byte of a non-ASCII character (counted as a letter:
+    /// only the text's side is decoded to tell).
+    private static func isWordByte(_ byte: UInt8) -> Bool {
+        byte >= 0x80 || isASCIIAlphanumeric(byte)
+    }
+
+    private static func isASCIIAlphanumeric(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
+            return true
+        default: return false
+        }
+    }
+
+    /// Whether the character that ends just before `position` is a letter or digit, read
+    /// through an escape (`%XX`, `%25XX`, `\u00XX`) that ends there.
+    private static func isWordCharacter(before position: Int, in text: UnsafeBufferPointer<UInt8>) -> Bool {
+        if position >= 3, let high = hex(text[position - 2]), let low = hex(text[position - 1]) {
+            let percent = text[position - 3] == UInt8(ascii: "%")
+            let doubled =
+                position >= 5 && text[position - 5] == UInt8(ascii: "%") && text[position - 4] == UInt8(ascii: "2")
+                && text[position - 3] == UInt8(ascii: "5")
+            let unicode =
+                position >= 6 && text[position - 6] == UInt8(ascii: "\\") && text[position - 5] == UInt8(ascii: "u")
+                && text[position - 4] == UInt8(ascii: "0") && text[position - 3] == UInt8(ascii: "0")
+            if percent || doubled || unicode { return isASCIIAlphanumeric(high << 4 | low) }
+        }
+        let byte = text[position - 1]
+        guard byte >= 0x80 else { return isASCIIAlphanumeric(byte) }
+        var lead = position - 1
+        while lead > 0, position - lead < 4, text[lead] & 0xC0 == 0x80 { lead -= 1 }
+        return isLetterOrDigit(String(decoding: UnsafeBufferPointer(rebasing: text[lead..<position]), as: UTF8.self))
+    }
+
+    /// Whether the character starting at `position` is a letter or digit, read through an
+    /// escape that starts there.
+    private static func isWordCharacter(at position: Int, in text: UnsafeBufferPointer<UInt8>) -> Bool {
+        if let decoded = decode(text, at: position) { return isASCIIAlphanumeric(decoded.byte) }
+        let byte = text[position]
+        guard byte >= 0x80 else { return isASCIIAlphanumeric(byte) }
+        let end = min(text.count, position + 4)
+        return isLetterOrDigit(String(decoding: UnsafeBufferPointer(rebasing: text[position..<end]), as: UTF8.self))
+    }
+
+    /// Whether the first character of `text` (a decoded non-ASCII neighbour) is a letter or digit;
+    /// false for bytes that are not UTF-8 (masking is the safe side).
+    private static func isLetterOrDigit(_ text: String) -> Bool {
+        guard let scalar = text.unicodeScalars.first, scalar != "\u{FFFD}" else { return false }
+        return scalar.properties.isAlphabetic || scalar.properties.numericType != nil
     }
 
     /// Whether an escape can start with `byte`.

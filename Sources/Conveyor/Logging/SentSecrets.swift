@@ -48,7 +48,8 @@ final class SentSecrets: Sendable {
     }
     private let state = Lock(State())
 
-    private static let headerNames = ["authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token"]
+    /// ``HTTPHeaders/credentialNames``, lower-cased (`credentialParts` compares them so).
+    private static let headerNames = HTTPHeaders.credentialNames.map { $0.lowercased() }
     private static let secretNames = Redaction()
 
     // MARK: - What a request carries

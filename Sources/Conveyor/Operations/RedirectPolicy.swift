@@ -9,10 +9,10 @@ import Foundation
 /// Conveyor follows redirects itself rather than letting URLSession do it, so they behave the
 /// same on every platform: 301/302 turn a POST into a GET and 303 turns anything but HEAD into
 /// a GET (the body is dropped); 307/308 keep the method and the body (URLSession on Linux drops
-/// the body on every redirect). The headers in ``headersRemovedAcrossOrigins`` —
-/// `Authorization`, `Cookie` and `Proxy-Authorization` by default — are removed when a redirect
-/// leaves the original scheme, host and port (https to http included). Other headers follow the
-/// redirect: add a custom credential header (`X-API-Key`) to that set so it stays with its origin.
+/// the body on every redirect). The headers in ``headersRemovedAcrossOrigins`` — the credential
+/// headers (``HTTPHeaders/credentialNames``) by default — are removed when a redirect leaves the
+/// original scheme, host and port (https to http included). Other headers follow the redirect:
+/// add a custom credential header (`X-Tenant-Secret`) to that set so it stays with its origin.
 public struct RedirectPolicy: Sendable {
     /// Sees each hop before it is followed: returns the request to send (possibly modified),
     /// or nil to refuse the hop, making the 3xx the response.
@@ -27,8 +27,9 @@ public struct RedirectPolicy: Sendable {
     public var headersRemovedAcrossOrigins: Set<String> = RedirectPolicy.defaultHeadersRemovedAcrossOrigins
 
     /// The credential headers every policy removes across origins unless told otherwise:
-    /// `Authorization`, `Cookie`, `Proxy-Authorization`.
-    public static let defaultHeadersRemovedAcrossOrigins: Set<String> = ["Authorization", "Cookie", "Proxy-Authorization"]
+    /// ``HTTPHeaders/credentialNames`` (`Authorization`, `Proxy-Authorization`, `Cookie`,
+    /// `X-API-Key`, `X-Auth-Token`), the set the logger's redaction hides too.
+    public static let defaultHeadersRemovedAcrossOrigins: Set<String> = HTTPHeaders.credentialNames
 
     /// Creates a policy.
     /// - Parameters:

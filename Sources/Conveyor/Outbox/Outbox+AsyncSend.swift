@@ -6,7 +6,7 @@ import Foundation
 
 extension Outbox {
     /// Accepts a request whose parameters are encoded by `requestSerializer`, like
-    /// ``send(method:path:parameters:headers:requestSerializer:)-4g8bq``, with its disk work (one to
+    /// ``sendSynchronously(method:path:parameters:headers:requestSerializer:)``, with its disk work (one to
     /// three `fsync`s) on a thread of its own: a `send` from a Task never blocks a thread of
     /// Swift Concurrency's cooperative pool. Returns once the item is on disk, synced.
     /// - Parameters:
@@ -29,7 +29,7 @@ extension Outbox {
     }
 
     /// Accepts a request whose body is an `Encodable` value (encoded now, on the caller), like
-    /// ``send(method:path:body:headers:requestSerializer:)``, with its disk work off the
+    /// ``sendSynchronously(method:path:body:headers:requestSerializer:)``, with its disk work off the
     /// cooperative pool.
     /// - Parameters:
     ///   - method: The HTTP method.
@@ -49,7 +49,7 @@ extension Outbox {
         return try await acceptOffPool(request, body: request.httpBody.map(BodySource.data) ?? .none)
     }
 
-    /// Accepts a `multipart/form-data` request, like ``send(method:path:parameters:headers:constructingBody:)-5vsw9``:
+    /// Accepts a `multipart/form-data` request, like ``sendSynchronously(method:path:parameters:headers:constructingBody:)``:
     /// `constructingBody` runs on the caller; the parts are read and written to disk off the cooperative pool.
     /// - Parameters:
     ///   - method: The method; default `POST`.
@@ -68,7 +68,7 @@ extension Outbox {
         return try await acceptOffPool(request, body: .multipart(form))
     }
 
-    /// Accepts a request whose body is the file at `fileURL`, like ``send(method:path:fileURL:headers:)-1n1lh``,
+    /// Accepts a request whose body is the file at `fileURL`, like ``sendSynchronously(method:path:fileURL:headers:)``,
     /// copied into the outbox off the cooperative pool.
     /// - Parameters:
     ///   - method: The method; default `POST`.

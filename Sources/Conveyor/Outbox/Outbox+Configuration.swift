@@ -12,7 +12,7 @@ extension Outbox {
         /// an attempt: offline, items wait without using their attempts up. Default 10.
         public var maximumAttempts = 10
         /// The age at which an item not yet delivered becomes a dead letter, measured from
-        /// ``Outbox/send(method:path:parameters:headers:requestSerializer:)-4g8bq`` on the wall clock
+        /// ``Outbox/send(method:path:parameters:headers:requestSerializer:)`` on the wall clock
         /// (it survives restarts). Default 7 days.
         public var maximumAge: TimeInterval = 7 * 24 * 3600
         /// The first retry delay in seconds; doubled after each failure, with jitter. Default 1.
@@ -24,7 +24,7 @@ extension Outbox {
         /// Status codes retried (408, 425, 429, 500, 502, 503, 504 by default); any other status
         /// outside the client's acceptable codes is a final failure, reported and removed.
         public var retryableStatusCodes: Set<Int> = [408, 425, 429, 500, 502, 503, 504]
-        /// Items waiting at most; ``Outbox/send(method:path:parameters:headers:requestSerializer:)-4g8bq``
+        /// Items waiting at most; ``Outbox/send(method:path:parameters:headers:requestSerializer:)``
         /// throws ``ConveyorError/OutboxFailureReason/itemLimitReached(limit:)`` past it. Default 10,000.
         public var maximumItemCount = 10_000
         /// Bytes the waiting items may take on disk (bodies and records); a `send` whose body

@@ -14,7 +14,7 @@ extension Outbox {
         /// The `Idempotency-Key` header value every attempt sends (a quoted UUID, the IETF
         /// httpapi draft's Structured Field string).
         public let idempotencyKey: String
-        /// When ``Outbox/send(method:path:parameters:headers:requestSerializer:)-4g8bq`` accepted it.
+        /// When ``Outbox/send(method:path:parameters:headers:requestSerializer:)`` accepted it.
         public let createdAt: Date
         /// The method.
         public let method: HTTPMethod

@@ -15,10 +15,12 @@ extension Outbox {
 
     /// Accepts a request whose parameters are encoded by `requestSerializer` (the client's by
     /// default), as ``HTTPClient/request(method:path:parameters:headers:requestSerializer:)``
-    /// builds it. Returns once the item is on disk, synced; never waits for the network. Its
-    /// `fsync`s (one, or two with a body over 64 KiB; one more on Apple platforms) run on the
-    /// calling thread: from a Task, `await` the `async` form, which does them off Swift
-    /// Concurrency's pool.
+    /// builds it, on the calling thread. Returns once the item is on disk, synced; never waits
+    /// for the network. Its `fsync`s (one, or two with a body over 64 KiB; one more on Apple
+    /// platforms) run on the calling thread: from a Task, use
+    /// ``send(method:path:parameters:headers:requestSerializer:)``, which does them off Swift
+    /// Concurrency's pool. (A name of its own: with the same name, top-level code picked this
+    /// form even under `await`.)
     /// - Parameters:
     ///   - method: The HTTP method.
     ///   - path: Resolved against the client's base URL now; the item keeps the absolute URL.
@@ -32,7 +34,7 @@ extension Outbox {
     ///   ``ConveyorError/outboxFailed(reason:)`` for a limit, a full disk or a closed outbox —
     ///   then nothing was accepted, and nothing accepted before is harmed.
     @discardableResult
-    public func send(
+    public func sendSynchronously(
         method: HTTPMethod, path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:],
         requestSerializer: (any RequestSerializer)? = nil
     ) throws -> UUID {
@@ -48,12 +50,12 @@ extension Outbox {
     ///   - method: The HTTP method.
     ///   - path: Resolved against the client's base URL now.
     ///   - body: Encoded now (for example as JSON with ``RequestSerializer/json``).
-    ///   - headers: Stored with the item; no credentials here (see ``send(method:path:parameters:headers:requestSerializer:)-4g8bq``).
+    ///   - headers: Stored with the item; no credentials here (see ``sendSynchronously(method:path:parameters:headers:requestSerializer:)``).
     ///   - requestSerializer: Overrides the client's serializer; nil uses it.
     /// - Returns: The item's identifier.
-    /// - Throws: ``ConveyorError``, as ``send(method:path:parameters:headers:requestSerializer:)-4g8bq``.
+    /// - Throws: ``ConveyorError``, as ``sendSynchronously(method:path:parameters:headers:requestSerializer:)``.
     @discardableResult
-    public func send<Body: Encodable>(
+    public func sendSynchronously<Body: Encodable>(
         method: HTTPMethod, path: String, body: Body, headers: HTTPHeaders = [:], requestSerializer: (any RequestSerializer)? = nil
     ) throws -> UUID {
         let request = try HTTPClient.wrappingEncoderErrors {
@@ -73,9 +75,9 @@ extension Outbox {
     ///   - constructingBody: Appends parts.
     /// - Returns: The item's identifier.
     /// - Throws: ``ConveyorError/multipartEncodingFailed(reason:)`` for a bad part, or as
-    ///   ``send(method:path:parameters:headers:requestSerializer:)-4g8bq``.
+    ///   ``sendSynchronously(method:path:parameters:headers:requestSerializer:)``.
     @discardableResult
-    public func send(
+    public func sendSynchronously(
         method: HTTPMethod = .post, path: String, parameters: Parameters? = nil, headers: HTTPHeaders = [:],
         constructingBody: (MultipartFormData) throws -> Void
     ) throws -> UUID {
@@ -107,9 +109,9 @@ extension Outbox {
     ///   - headers: Stored with the item; `Content-Type` defaults to the file extension's type.
     /// - Returns: The item's identifier.
     /// - Throws: ``ConveyorError/OutboxFailureReason/bodyFileUnreadable(_:)``, or as
-    ///   ``send(method:path:parameters:headers:requestSerializer:)-4g8bq``.
+    ///   ``sendSynchronously(method:path:parameters:headers:requestSerializer:)``.
     @discardableResult
-    public func send(method: HTTPMethod = .post, path: String, fileURL: URL, headers: HTTPHeaders = [:]) throws -> UUID {
+    public func sendSynchronously(method: HTTPMethod = .post, path: String, fileURL: URL, headers: HTTPHeaders = [:]) throws -> UUID {
         try accept(fileRequest(method, path, fileURL, headers), body: .file(fileURL))
     }
 

@@ -14,7 +14,7 @@ import Foundation
 /// outbox.setResultHandler { result in
 ///     if case .succeeded = result.outcome { print("posted \(result.id)") }
 /// }
-/// let id = try outbox.send(method: .post, path: "comments", body: Comment(text: "On the train"))
+/// let id = try await outbox.send(method: .post, path: "comments", body: Comment(text: "On the train"))
 /// ```
 ///
 /// - `send` returns once the request and its body are written and `fsync`ed, their names
@@ -143,8 +143,8 @@ public final class Outbox: Sendable {
     /// over, and drops at that moment, before the item's files are removed: when a result
     /// handler returns; in a ``results`` loop, when the loop asks for the next result or its
     /// iterator is released (a loop left with `break` releases it at the end of the loop; in
-    /// top-level code the iterator lives until the end of its scope); or when the outbox is
-    /// closed with a result in the loop body. A result set aside as corrupt counts the same way.
+    /// top-level code the iterator lives until the end of its scope); or at ``close()``, for the
+    /// result a handler or a loop body has then. A result set aside as corrupt counts the same way.
     /// The item's files are removed just after, in the background: ``close()`` waits for that,
     /// so close the outbox before the process exits (a process that exits at a count of 0
     /// without closing may leave files, and get those results again, flagged, next time).
@@ -156,9 +156,10 @@ public final class Outbox: Sendable {
     /// Sets the block each result is handed to — one at a time, in order, on the client's
     /// callback queue (``HTTPClient/Configuration/callbackQueue``, the main queue on Apple
     /// platforms) — and starts delivery. An item's files are removed in the background after the
-    /// block returns (``close()`` waits for that); if the process stops while the block runs or
-    /// before its files are gone, the item is sent again after a restart (with the same
-    /// `Idempotency-Key`) and its result handed over again, marked ``ItemResult/isRedelivery``. Register it at start-up, before or after `send`.
+    /// block returns (``close()`` waits for the block and for that); if the process stops while
+    /// the block runs or before its files are gone, the item is sent again after a restart (with
+    /// the same `Idempotency-Key`) and its result handed over again, marked
+    /// ``ItemResult/isRedelivery``. Register it at start-up, before or after `send`.
     /// - Parameter handler: The block; nil stops handing results over (delivery pauses once
     ///   results wait).
     public func setResultHandler(_ handler: (@Sendable (ItemResult) -> Void)?) {
@@ -178,12 +179,17 @@ public final class Outbox: Sendable {
     /// and `send` throws ``ConveyorError/OutboxFailureReason/closed``. A `send` (or dead-letter
     /// call) already writing when `close()` begins completes first: `close()` returns after it,
     /// so every identifier a `send` returned is on disk for the next owner. A result handler still
-    /// running leaves its item to the next outbox, which hands the result over again, flagged
-    /// ``ItemResult/isRedelivery``. Called when the outbox is released.
+    /// running is waited for, and its result counts as handed over (``pendingCount`` drops, its
+    /// files go): when `close()` returns, no handler of this outbox runs, and none begins later.
+    /// Called from inside a result handler, `close()` does not wait for that handler (its result
+    /// counts as handed over at once); never call it from code a running handler waits for
+    /// (a block the handler runs with `DispatchQueue.sync`), which would wait for each other.
+    /// Called when the outbox is released.
     public func close() {
-        // First: the result a loop holds counts as handed over (its files' removal is queued
-        // now, while the outbox is still open); a handler returning after this point leaves its
-        // item for the next owner, who hands the result over again, flagged.
+        // First: the result a loop or a running handler holds counts as handed over (its files'
+        // removal is queued now, while the outbox is still open); a handler running is waited
+        // for, and one not yet begun is not called (its item stays for the next owner, who hands
+        // the result over, flagged).
         channel.close()
         let (deliveries, token, lock) = state.withLock { state -> ([Delivery], UUID?, DirectoryLock?) in
             defer {

@@ -24,14 +24,24 @@ final class OutboxResultChannel: Sendable {
         var taken: Pending?
         var closed = false
         var onConsumer: (@Sendable () -> Void)?
+        /// The result a handler is running with: handed over when the handler returns, or at
+        /// `close()`, whichever comes first (`close()` from elsewhere waits for the return).
+        var running: Pending?
     }
     private let state = Lock(State())
     /// Handlers run here, one result at a time, in order: a serial queue on the client's
     /// callback queue (the main queue on Apple platforms), as completion blocks run.
     private let handlerQueue: DispatchQueue
+    /// Holds a handler call from its start (under the lock, while open) until its result was
+    /// acknowledged: `close()` waits on it, so no handler runs once `close()` has returned.
+    private let handling = DispatchGroup()
+    /// Marks `handlerQueue` with this channel's identity, so that `close()` knows when it is
+    /// called from one of its own handlers (waiting for that handler would never end).
+    private static let handlerKey = DispatchSpecificKey<ObjectIdentifier>()
 
     init(callbackQueue: DispatchQueue) {
         handlerQueue = DispatchQueue(label: "org.conveyor.outbox.results", target: callbackQueue)
+        handlerQueue.setSpecific(key: Self.handlerKey, value: ObjectIdentifier(self))
     }
 
     /// Called when the first consumer registers (the outbox starts delivering).
@@ -79,9 +89,24 @@ final class OutboxResultChannel: Sendable {
     }
 
     private func handOver(_ pending: Pending, to handler: @escaping @Sendable (Outbox.ItemResult) -> Void) {
-        handlerQueue.async {
+        handlerQueue.async { [self] in
+            // Closed before this call began: the handler is not called, and the item stays on
+            // disk for the next owner (which hands it over, flagged as a redelivery).
+            let starts = state.withLock { state -> Bool in
+                guard !state.closed else { return false }
+                state.running = pending
+                handling.enter()
+                return true
+            }
+            guard starts else { return }
             handler(pending.result)
-            pending.acknowledge()
+            // Acknowledged here unless `close()` from inside the handler did it already.
+            let running = state.withLock { state -> Pending? in
+                defer { state.running = nil }
+                return state.running
+            }
+            running?.acknowledge()
+            handling.leave()
         }
     }
 
@@ -142,15 +167,26 @@ final class OutboxResultChannel: Sendable {
     }
 
     /// No more results: the result a loop has counts as handed over, a waiting iterator gets
-    /// nil, and results not handed over stay on disk.
+    /// nil, a handler running is waited for and its result counts as handed over, handlers not
+    /// yet begun are not called, and results not handed over stay on disk.
+    ///
+    /// Called from inside a handler of this channel, it does not wait for that handler (it
+    /// would wait for itself): the result the handler has counts as handed over at once, as a
+    /// loop body's does.
     func close() {
         acknowledgeTaken()
-        let waiter = state.withLock { state -> CheckedContinuation<Pending?, Never>? in
+        let insideHandler = DispatchQueue.getSpecific(key: Self.handlerKey) == ObjectIdentifier(self)
+        let (waiter, running) = state.withLock { state -> (CheckedContinuation<Pending?, Never>?, Pending?) in
             state.closed = true
             state.ready = []
-            defer { state.waiter = nil }
-            return state.waiter
+            defer {
+                state.waiter = nil
+                if insideHandler { state.running = nil }
+            }
+            return (state.waiter, insideHandler ? state.running : nil)
         }
         waiter?.resume(returning: nil)
+        running?.acknowledge()
+        if !insideHandler { handling.wait() }
     }
 }

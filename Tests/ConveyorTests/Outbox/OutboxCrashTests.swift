@@ -158,7 +158,8 @@ struct OutboxCrashTests {
     static func makeDeadLetters(_ count: Int, client: HTTPClient, in directory: TemporaryDirectory) throws -> [UUID] {
         let outbox = try client.outbox(directory: directory.url)
         let ids = try (0..<count).map { index in
-            try outbox.send(method: .post, path: "upload", parameters: ["n": index, "pad": String(repeating: "z", count: 70_000)])
+            try outbox.sendSynchronously(
+                method: .post, path: "upload", parameters: ["n": index, "pad": String(repeating: "z", count: 70_000)])
         }
         outbox.close()
         let items = directory.url.appendingPathComponent("items")

@@ -30,7 +30,7 @@ struct OutboxHardeningTests {
     static func writeItems(_ count: Int, _ server: LocalHTTPServer, in directory: URL) throws -> [UUID] {
         let outbox = try testClient(server, .curl).outbox(directory: directory)
         defer { outbox.close() }
-        return try (0..<count).map { try outbox.send(method: .post, path: "apply", parameters: ["n": $0]) }
+        return try (0..<count).map { try outbox.sendSynchronously(method: .post, path: "apply", parameters: ["n": $0]) }
     }
 
     @Test(
@@ -180,7 +180,9 @@ struct OutboxHardeningTests {
             try await offPool {
                 DispatchQueue.concurrentPerform(iterations: 5) { thread in
                     if thread == 0 {
-                        for index in 0..<5 { _ = try? outbox.send(method: .post, path: "apply", parameters: ["closer": index]) }
+                        for index in 0..<5 {
+                            _ = try? outbox.sendSynchronously(method: .post, path: "apply", parameters: ["closer": index])
+                        }
                         outbox.close()
                         // What the next owner will find: taken the moment close() returned.
                         onDisk.withLock { $0 = Set(directory.names(in: "items")) }
@@ -188,7 +190,7 @@ struct OutboxHardeningTests {
                     }
                     for index in 0..<1000 {
                         do {
-                            let id = try outbox.send(method: .post, path: "apply", parameters: ["thread": thread, "n": index])
+                            let id = try outbox.sendSynchronously(method: .post, path: "apply", parameters: ["thread": thread, "n": index])
                             accepted.withLock { $0.append(id) }
                         } catch ConveyorError.outboxFailed(.closed) {
                             return
@@ -239,7 +241,7 @@ struct OutboxHardeningTests {
         let directory = try TemporaryDirectory()
         let outbox = try testClient(server, transport).outbox(
             directory: directory.url, configuration: OutboxTests.quick { $0.maximumAttempts = 3 })
-        let ids = try ["basic", "bearer", "bare"].map { try outbox.send(method: .post, path: $0, parameters: ["n": 1]) }
+        let ids = try ["basic", "bearer", "bare"].map { try outbox.sendSynchronously(method: .post, path: $0, parameters: ["n": 1]) }
         let results = await ResultLog(outbox).first(3)
         #expect(results.map(\.id) == ids)
         for result in results {
@@ -263,7 +265,7 @@ struct OutboxHardeningTests {
         let directory = try TemporaryDirectory()
         let outbox = try testClient(server, .curl).outbox(
             directory: directory.url, configuration: OutboxTests.quick { $0.maximumConcurrentDeliveries = 3 })
-        let ids = try (0..<3).map { try outbox.send(method: .post, path: "apply", parameters: ["n": $0]) }
+        let ids = try (0..<3).map { try outbox.sendSynchronously(method: .post, path: "apply", parameters: ["n": $0]) }
         let readOnly = try ReadOnlyMount(directory.url.appendingPathComponent("items"))
         // Counted once per file: each item's rename is tried again after a backoff.
         let failures = EventCount()

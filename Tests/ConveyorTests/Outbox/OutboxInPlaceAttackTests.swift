@@ -120,7 +120,7 @@ struct OutboxInPlaceAttackTests {
         defer { outbox.close() }
         let headers = HTTPHeaders(["X-Huge": String(repeating: "h", count: Int(OutboxStoredItem.maximumFileSize))])
         #expect {
-            try outbox.send(method: .post, path: "apply", parameters: ["n": 1], headers: headers)
+            try outbox.sendSynchronously(method: .post, path: "apply", parameters: ["n": 1], headers: headers)
         } throws: { error in
             guard case ConveyorError.outboxFailed(.writeFailed(_, let posix as POSIXError)) = error else { return false }
             return posix.code == .EFBIG

@@ -308,7 +308,7 @@ struct OutboxTests {
         let client = HTTPClient(baseURL: URL(string: "http://127.0.0.1:\(port)/")!, configuration: configuration)
         // One attempt only: had the refused connections counted, the items would be dead letters.
         let outbox = try client.outbox(directory: directory.url, configuration: Self.quick { $0.maximumAttempts = 1 })
-        let ids = try (0..<3).map { try outbox.send(method: .post, path: "apply", parameters: ["n": $0]) }
+        let ids = try (0..<3).map { try outbox.sendSynchronously(method: .post, path: "apply", parameters: ["n": $0]) }
         // Only this outbox's operations count (other suites finish operations in parallel):
         // those for the refused port.
         let refusals = EventCount()
@@ -345,7 +345,7 @@ struct OutboxTests {
         #expect(await statuses.next() == .notReachable)
         let directory = try TemporaryDirectory()
         let outbox = try client.outbox(directory: directory.url, configuration: Self.quick())
-        let ids = try (0..<3).map { try outbox.send(method: .post, path: "apply", parameters: ["n": $0]) }
+        let ids = try (0..<3).map { try outbox.sendSynchronously(method: .post, path: "apply", parameters: ["n": $0]) }
         let log = ResultLog(outbox)
         outbox.settle()  // the first item was taken and parked
         #expect(outbox.waitingForNetworkCount == 1 && server.receivedRequests.isEmpty)
@@ -396,12 +396,12 @@ struct OutboxTests {
                 $0.maximumBytes = 1000
             })
         let big = String(repeating: "x", count: 2000)
-        #expect { try outbox.send(method: .post, path: "apply", parameters: ["pad": big]) } throws: { error in
+        #expect { try outbox.sendSynchronously(method: .post, path: "apply", parameters: ["pad": big]) } throws: { error in
             guard case .outboxFailed(.byteLimitReached(1000, _))? = error as? ConveyorError else { return false }
             return true
         }
-        let ids = try (0..<2).map { try outbox.send(method: .post, path: "apply", parameters: ["n": $0]) }
-        #expect { try outbox.send(method: .post, path: "apply") } throws: { error in
+        let ids = try (0..<2).map { try outbox.sendSynchronously(method: .post, path: "apply", parameters: ["n": $0]) }
+        #expect { try outbox.sendSynchronously(method: .post, path: "apply") } throws: { error in
             guard case .outboxFailed(.itemLimitReached(2))? = error as? ConveyorError else { return false }
             return true
         }
@@ -420,7 +420,9 @@ struct OutboxTests {
         let first = try await outbox.send(method: .post, path: "apply", parameters: ["n": 1])
         let filler = disk.url.appendingPathComponent("filler")
         #expect(FileManager.default.createFile(atPath: filler.path, contents: Data(count: 200 << 10)))
-        #expect { try outbox.send(method: .post, path: "apply", parameters: ["pad": String(repeating: "x", count: 100 << 10)]) } throws: {
+        #expect {
+            try outbox.sendSynchronously(method: .post, path: "apply", parameters: ["pad": String(repeating: "x", count: 100 << 10)])
+        } throws: {
             error in
             guard case .outboxFailed(.writeFailed(_, let underlying))? = error as? ConveyorError else { return false }
             return (underlying as? POSIXError)?.code == .ENOSPC
@@ -484,7 +486,7 @@ struct OutboxTests {
         let client = testClient(server, .curl)
         let first = try client.outbox(directory: directory.url)
         // No consumer registered: nothing is delivered, everything stays pending.
-        for index in 0..<3000 { try first.send(method: .post, path: "apply", parameters: ["n": index]) }
+        for index in 0..<3000 { try first.sendSynchronously(method: .post, path: "apply", parameters: ["n": index]) }
         first.close()
         // Some 70 bytes per directory entry: readdir's 32 kB buffer fills several times, and each
         // time its last entry ends near the buffer's end (where a 256-byte copy of the name overran).
@@ -500,14 +502,14 @@ struct OutboxTests {
         let directory = try TemporaryDirectory()
         let client = testClient(server, .curl)
         let first = try client.outbox(directory: directory.url)
-        try first.send(method: .post, path: "apply")
+        try first.sendSynchronously(method: .post, path: "apply")
         #expect { try client.outbox(directory: directory.url) } throws: { error in
             guard case .outboxFailed(.directoryInUse)? = error as? ConveyorError else { return false }
             return true
         }
         first.close()
         first.settle()
-        #expect { try first.send(method: .post, path: "apply") } throws: { error in
+        #expect { try first.sendSynchronously(method: .post, path: "apply") } throws: { error in
             guard case .outboxFailed(.closed)? = error as? ConveyorError else { return false }
             return true
         }
@@ -530,7 +532,8 @@ struct OutboxTests {
             Thread.detachNewThread {
                 DispatchQueue.concurrentPerform(iterations: 8) { thread in
                     for index in 0..<25 {
-                        if let id = try? outbox.send(method: .post, path: "apply", parameters: ["thread": thread, "n": index]) {
+                        if let id = try? outbox.sendSynchronously(method: .post, path: "apply", parameters: ["thread": thread, "n": index])
+                        {
                             accepted.withLock { $0.append(id) }
                         }
                     }

@@ -331,7 +331,7 @@ public final class HTTPCache: Sendable {
     func storeUnlessPartOfStored(_ entry: CachedResponse, for request: URLRequest) {
         if entry.statusCode == 206 {
             var whole = request
-            whole.setValue(nil, forHTTPHeaderField: "Range")
+            whole.setHeader(nil, for: "Range")
             if let stored = cachedResponse(for: whole), stored.statusCode != 206 { return }
         }
         store(entry)
