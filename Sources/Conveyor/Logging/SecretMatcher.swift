@@ -1,6 +1,6 @@
 /// Finds registered secret values in text however a server wrote them back: as sent, or with
 /// any of their bytes escaped the ways echoes escape them — percent-encoding (`%40`, `%2f`, in
-/// either case, whole or partial), `+` for a space (form encoding), JSON's `\/`, `\"`, `\\`
+/// either case, whole or partial, and twice: `%2540`, as in a URL nested in a query value), `+` for a space (form encoding), JSON's `\/`, `\"`, `\\`
 /// and `\u00XX`, and HTML's `&amp;`, `&quot;`, `&lt;`, `&gt;`, `&apos;`, `&#NN;`, `&#xHH;` —
 /// mixed freely within one value. So `p%40ss%3Aw%2Frd` and `p@ss:w\/rd` are both found as
 /// `p@ss:w/rd`. (Escapes of non-ASCII characters other than percent-encoding of their UTF-8
@@ -122,6 +122,11 @@ final class SecretMatcher: Sendable {
         {
             best = end
         }
+        if let decoded = Self.decodeTwice(text, at: position),
+            let end = longest(startingWith: decoded.byte, secrets, in: text, at: position), end > (best ?? position)
+        {
+            best = end
+        }
         return best
     }
 
@@ -164,7 +169,9 @@ final class SecretMatcher: Sendable {
             if position < text.count {
                 let byte = secret[index]
                 let literal = text[position] == byte
-                let escaped = decode(text, at: position).flatMap { $0.byte == byte ? position + $0.length : nil }
+                let escaped =
+                    decode(text, at: position).flatMap { $0.byte == byte ? position + $0.length : nil }
+                    ?? decodeTwice(text, at: position).flatMap { $0.byte == byte ? position + $0.length : nil }
                 switch (literal, escaped) {
                 case (true, let escaped?):
                     alternatives.append((index + 1, escaped))
@@ -276,6 +283,16 @@ final class SecretMatcher: Sendable {
         default:
             return nil
         }
+    }
+
+    /// A byte percent-encoded twice (`%253D` for `=`): what a value inside a URL that is itself
+    /// a query parameter's value becomes (the inner URL escapes it once, the outer once more;
+    /// the attack on issue 58 found every secret with such a character shown that way).
+    static func decodeTwice(_ text: UnsafeBufferPointer<UInt8>, at position: Int) -> (byte: UInt8, length: Int)? {
+        guard text.count - position >= 5, text[position] == UInt8(ascii: "%"), text[position + 1] == UInt8(ascii: "2"),
+            text[position + 2] == UInt8(ascii: "5"), let high = hex(text[position + 3]), let low = hex(text[position + 4])
+        else { return nil }
+        return (high << 4 | low, 5)
     }
 
     /// An HTML character reference for an ASCII character: a few names, or a number.

@@ -218,9 +218,12 @@ final class SentSecrets: Sendable {
             }
             return parts
         }
-        let pieces = value.split(separator: " ", maxSplits: 1)
+        let pieces = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
         guard pieces.count == 2 else { return parts }
         let token = String(pieces[1]).trimmingCharacters(in: .whitespaces)
+        // A scheme with nothing after it (`setAuthorizationHeader(token: "")` sends `Bearer `)
+        // hides nothing; registered, its name was masked in every text (the attack on issue 58).
+        guard !token.isEmpty else { return [] }
         parts.append(token)
         if pieces[0].lowercased() == "basic", let data = Data(base64Encoded: token), let pair = String(data: data, encoding: .utf8) {
             parts.append(pair)
