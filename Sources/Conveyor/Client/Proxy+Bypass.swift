@@ -44,10 +44,19 @@ extension HTTPClient.Proxy {
         init?(_ text: String) {
             var bare = Substring(text)
             if bare.hasPrefix("["), bare.hasSuffix("]") { bare = bare.dropFirst().dropLast() }
+            // An IPv6 zone (`::1%lo`, `%25lo` in a URL) names an interface, not another address.
+            if bare.contains(":"), let zone = bare.firstIndex(of: "%") { bare = bare[..<zone] }
+            // A numeric host's trailing dot (`127.0.0.1.`) is the same address.
+            if !bare.contains(":"), bare.hasSuffix(".") { bare = bare.dropLast() }
             let candidate = String(bare)
             var v4 = in_addr()
             var v6 = in6_addr()
-            if inet_pton(AF_INET, candidate, &v4) == 1 {
+            // IPv4 as libcurl and the resolver read it (inet_aton): `127.1`, `2130706433`,
+            // `0x7f000001`, `0177.0.0.1` are 127.0.0.1, and libcurl connects to them directly
+            // (the attack on issue 58 saw such requests go direct while the metrics said "via").
+            // Only digits, dots and hex letters: inet_aton ignores whatever follows a space.
+            let ipv4Characters = candidate.allSatisfy { $0.isHexDigit || $0 == "." || $0 == "x" || $0 == "X" }
+            if !candidate.isEmpty, ipv4Characters, inet_aton(candidate, &v4) != 0 {
                 bytes = withUnsafeBytes(of: &v4) { Array($0) }
             } else if inet_pton(AF_INET6, candidate, &v6) == 1 {
                 let all = withUnsafeBytes(of: &v6) { Array($0) }
