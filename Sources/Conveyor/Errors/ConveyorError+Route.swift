@@ -24,10 +24,11 @@ extension ConveyorError {
         /// The proxy (``HTTPClient/Configuration/proxy``) is malformed: an unknown scheme, no
         /// host, a bad port or a bad entry in its bypass list. The URL is shown without its password.
         case invalidProxy(String, detail: String)
-        /// The proxy answered `407 Proxy Authentication Required`: no credentials were
-        /// configured (`credentialsSent` false), or the configured ones were refused (libcurl
-        /// answered the proxy's challenge once with them). The origin's credentials are never
-        /// offered to a proxy.
+        /// The proxy answered `407 Proxy Authentication Required`: the configured credentials were
+        /// refused (`credentialsSent` true: libcurl answered the proxy's challenge once with them),
+        /// or none went out (`credentialsSent` false: none configured, or a `407` without a
+        /// challenge or with a body over 64 KiB, which ends the request at its head). The
+        /// origin's credentials are never offered to a proxy.
         case proxyAuthenticationFailed(proxy: String, credentialsSent: Bool)
         /// The proxy refused or broke off its handshake (a SOCKS5 proxy that rejected the
         /// credentials or the destination, or closed the connection); `detail` is libcurl's text.

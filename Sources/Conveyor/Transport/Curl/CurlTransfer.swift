@@ -71,6 +71,10 @@
             /// prereq callback tells it apart from the origin's).
             var connectHead = CurlResponseHead()
             var connectRefusals = 0
+            /// The proxy's 407s over every run of the handle (CONNECT answers and forwarded
+            /// requests'): libcurl sends the configured credentials only in answer to a 407
+            /// (Basic or Digest, never up front), so they were sent only if a second one came.
+            var proxyChallenges = 0
             /// The proxy answered `CONNECT` with a 407 that ends the request: the transfer was
             /// aborted before libcurl read the 407's body (a byte at a time: 64 MiB took minutes,
             /// and the request ended in an idle timeout).
@@ -337,6 +341,7 @@
                 }
                 settings.cookies.store(head.values(of: "Set-Cookie"), from: url, for: request)
                 if response.statusCode == 401 || response.statusCode == 407 {
+                    if response.statusCode == 407 { state.proxyChallenges += 1 }
                     state.held = (response, head, Data())
                     return nil
                 }
@@ -361,6 +366,7 @@
                 state.connectHead = CurlResponseHead()
                 guard head.statusCode == 407 else { return bytes.count }
                 state.connectRefusals += 1
+                state.proxyChallenges += 1
                 // A body without a length ends with the connection: libcurl reads none of it.
                 let lengths = head.values(of: "Content-Length")
                 let boundedBody =
@@ -577,7 +583,11 @@
                 || state.withLock { $0.proxyRefused || $0.connectRefused }
             let refused = forwardedRefusal || library.info(handle, long: .httpConnectCode) == 407
             if refused {
-                return .routeFailed(reason: .proxyAuthenticationFailed(proxy: name, credentialsSent: proxy.credentials != nil))
+                // Sent only if libcurl answered an earlier 407 with them (the attack on issue 58:
+                // a refusal without a challenge, or past the held bound, said "refused the
+                // configured credentials" though none went out).
+                let sent = proxy.credentials != nil && state.withLock { $0.proxyChallenges } >= 2
+                return .routeFailed(reason: .proxyAuthenticationFailed(proxy: name, credentialsSent: sent))
             }
             // A connection the client's own proxy was to take that could not be made: the proxy
             // is unreachable (libcurl connects to nothing else), and is named, rather than a
