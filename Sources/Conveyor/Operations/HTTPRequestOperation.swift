@@ -244,8 +244,9 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// The most bytes a response body kept in memory may have; nil for no limit. A larger
     /// announced `Content-Length` fails with ``ConveyorError/responseTooLarge(limit:response:)``
     /// before the body is read; a body that grows past it while arriving (chunked, or
-    /// decompressed from a small gzip) fails as soon as it does. Bodies written to a file
-    /// (``FileDownloadOperation``) are not limited. Default: the client's
+    /// decompressed from a small gzip) fails as soon as it does, whatever the status (a 401 or
+    /// 407 included). Bodies written to a file (a ``FileDownloadOperation``'s accepted response)
+    /// are not limited; a download's error body (a 401, a 500), kept in memory, is. Default: the client's
     /// ``HTTPClient/Configuration/maximumResponseSize``, or 100 MB.
     public var maximumResponseSize: Int64? {
         get { read(\.maximumResponseSize) }
