@@ -261,7 +261,7 @@ extension PumpThreadSuites {
             probe.attach(to: operation)
             client.enqueue(operation)
             #expect(await server.waitForHead())
-            #expect(await Self.pumpThreadsBecome(1))
+            #expect(await Self.pumpThreadsBecome(1), "\(Self.pumpThreads()) pump threads after 10 s")
             operation.cancel()
             let outcome = await probe.outcome()
             guard case .cancelled? = outcome.error else {

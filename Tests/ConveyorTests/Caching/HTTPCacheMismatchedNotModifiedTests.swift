@@ -14,10 +14,11 @@ struct HTTPCacheMismatchedNotModifiedTests {
         "The cache's revalidation answered by a 304 with another entity tag: the stored body once, the entry not refreshed",
         arguments: HTTPClient.TransportKind.testedKinds)
     func mismatchedTagUpdatesNothing(transport: HTTPClient.TransportKind) async throws {
-        try await withCachingServer(configure: {
+        let configure: (inout HTTPClient.Configuration) -> Void = {
             $0.transport = transport
             $0.monitorsReachability = false
-        }) { server, client, _ in
+        }
+        try await withCachingServer(configure: configure) { server, client, _ in
             let requests = Lock(0)
             server.route("/tagged") { request in
                 requests.withLock { $0 += 1 }
