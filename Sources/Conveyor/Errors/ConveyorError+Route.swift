@@ -54,7 +54,8 @@ extension ConveyorError {
             case .proxyAuthenticationFailed(let proxy, let sent):
                 return sent
                     ? "the proxy \(proxy) refused the configured credentials (407)"
-                    : "the proxy \(proxy) requires credentials (407) and none are configured (Configuration.proxy.credentials)"
+                    : "the proxy \(proxy) requires credentials (407), and none were sent: none are configured "
+                        + "(Configuration.proxy.credentials), or its 407 could not be answered (no challenge, or a body over 64 KiB)"
             case .proxyHandshakeFailed(let proxy, let detail): return "the proxy \(proxy) broke off its handshake: \(detail)"
             case .proxyUnreachable(let proxy, let error):
                 return "the proxy \(proxy) could not be reached, so the server was not either: \(error.localizedDescription)"

@@ -148,6 +148,12 @@ enum HTTPGrammar {
         return tags
     }
 
+    /// Strong comparison of two entity tags (RFC 9110 §8.8.3.2): neither is weak and they are
+    /// equal.
+    static func stronglyMatch(_ first: some StringProtocol, _ second: some StringProtocol) -> Bool {
+        !first.hasPrefix("W/") && !second.hasPrefix("W/") && first == second
+    }
+
     /// Weak comparison of two entity tags (RFC 9110 §8.8.3.2): their opaque tags are equal,
     /// either or both may be weak.
     static func weaklyMatch(_ first: some StringProtocol, _ second: some StringProtocol) -> Bool {

@@ -168,17 +168,17 @@ final class SecretMatcher: Sendable {
             var next: Int?
             if position < text.count {
                 let byte = secret[index]
-                let literal = text[position] == byte
-                let escaped =
-                    decode(text, at: position).flatMap { $0.byte == byte ? position + $0.length : nil }
-                    ?? decodeTwice(text, at: position).flatMap { $0.byte == byte ? position + $0.length : nil }
-                switch (literal, escaped) {
-                case (true, let escaped?):
-                    alternatives.append((index + 1, escaped))
-                    next = position + 1
-                case (true, nil): next = position + 1
-                case (false, let escaped?): next = escaped
-                case (false, nil): next = nil
+                // The byte escaped twice (`%2525` is `%` twice encoded), once, or as itself: the
+                // longest that fits is followed, the others kept as alternatives — a `%` in a
+                // secret fits all three ways in `%25252B` and only the longest leads on, and a
+                // secret's last `%` is masked to the end of its escape.
+                var candidates: [Int] = []
+                if let twice = decodeTwice(text, at: position), twice.byte == byte { candidates.append(position + twice.length) }
+                if let once = decode(text, at: position), once.byte == byte { candidates.append(position + once.length) }
+                if text[position] == byte { candidates.append(position + 1) }
+                if let first = candidates.first {
+                    for alternative in candidates.dropFirst().reversed() { alternatives.append((index + 1, alternative)) }
+                    next = first
                 }
             }
             if let next {

@@ -51,6 +51,12 @@ final class SentSecrets: Sendable {
     /// ``HTTPHeaders/credentialNames``, lower-cased (`credentialParts` compares them so).
     private static let headerNames = HTTPHeaders.credentialNames.map { $0.lowercased() }
     private static let secretNames = Redaction()
+    /// Authentication schemes (the IANA registry's, lower-cased): an `Authorization` value that
+    /// is one of these names alone carries no credential.
+    private static let schemeNames: Set<String> = [
+        "basic", "bearer", "concealed", "digest", "dpop", "gnap", "hoba", "mutual", "negotiate", "ntlm", "oauth",
+        "privatetoken", "scram-sha-1", "scram-sha-256", "token", "vapid",
+    ]
 
     // MARK: - What a request carries
 
@@ -219,6 +225,9 @@ final class SentSecrets: Sendable {
             return parts
         }
         let pieces = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+        // A scheme's name alone (`Authorization: Bearer`) is no secret: registered, the word
+        // was masked in every text (the second attack on issue 58).
+        if pieces.count == 1, header.hasSuffix("authorization"), Self.schemeNames.contains(value.lowercased()) { return [] }
         guard pieces.count == 2 else { return parts }
         let token = String(pieces[1]).trimmingCharacters(in: .whitespaces)
         // A scheme with nothing after it (`setAuthorizationHeader(token: "")` sends `Bearer `)

@@ -52,4 +52,34 @@ struct HTTPCacheMismatchedNotModifiedTests {
             #expect(requests.withLock { $0 } == 3)
         }
     }
+
+    /// The second attack: a stored `W/"v1"` revalidated by a 304 carrying the strong `"v1"` was
+    /// relabelled strong and kept fresh: a strong tag in a 304 selects by strong comparison
+    /// (RFC 9111 §4.3.4), and a weak tag never matches strongly.
+    @Test("A stored weak tag is not relabelled by a 304 carrying the strong one", arguments: HTTPClient.TransportKind.testedKinds)
+    func weakStoredStrongNotModified(transport: HTTPClient.TransportKind) async throws {
+        let configure: (inout HTTPClient.Configuration) -> Void = {
+            $0.transport = transport
+            $0.monitorsReachability = false
+        }
+        try await withCachingServer(configure: configure) { server, client, _ in
+            let requests = Lock(0)
+            server.route("/weak") { request in
+                requests.withLock { $0 += 1 }
+                if request.headers["If-None-Match"] != nil {
+                    return LocalHTTPServer.Response(status: 304, headers: ["ETag": "\"v1\"", "Cache-Control": "max-age=3600"])
+                }
+                var response = LocalHTTPServer.Response.text("weak body")
+                response.headers["ETag"] = "W/\"v1\""
+                response.headers["Cache-Control"] = "max-age=0"
+                return response
+            }
+            for _ in 0..<3 {
+                let response = try await client.response(method: .get, path: "weak")
+                #expect(String(decoding: response.data, as: UTF8.self) == "weak body")
+                #expect(response.head.value(forHTTPHeaderField: "ETag") == "W/\"v1\"")
+            }
+            #expect(requests.withLock { $0 } == 3)
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import Conveyor
+import ConveyorTestSupport
 import ConveyorTesting
 import Foundation
 import Testing
@@ -42,5 +43,50 @@ struct ProxyRefusalTests {
         }
         let connections = proxy.requestHeads
         #expect(connections.allSatisfy { $0.hasPrefix("CONNECT origin.invalid:443 ") }, "\(connections)")
+    }
+
+    /// The second attack: with credentials configured but a 407 that could not be answered, the
+    /// error read "none are configured".
+    @Test("A refusal with no credentials sent says why without claiming none are configured")
+    func refusalText() {
+        let text = ConveyorError.routeFailed(reason: .proxyAuthenticationFailed(proxy: "http://p:1", credentialsSent: false)).description
+        #expect(text.contains("none were sent") && text.contains("could not be answered"), "\(text)")
+    }
+
+    /// The second attack: through the environment's proxy, whose URL's credentials libcurl sends
+    /// up front, a refused `CONNECT` said `credentialsSent: false` (and "none are configured")
+    /// though the proxy had received `Proxy-Authorization`. In a child process: `https_proxy`
+    /// would reach every client of this one.
+    @Test("Through the environment's proxy with credentials in its URL, a refusal says they were sent (curl, child process)")
+    func environmentProxyCredentials() async throws {
+        #if os(Linux)
+            let proxy = try FloodingSocketServer { _ in
+                .init(head: "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"proxy\"", bodyLength: 0)
+            }
+            defer { proxy.stop() }
+            let helper = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+                .appendingPathComponent("ConveyorTestHelper")
+            var environment = ProcessInfo.processInfo.environment
+            environment["https_proxy"] = "http://env-user-4711:env-secret-4711@127.0.0.1:\(proxy.port)"
+            environment["no_proxy"] = ""
+            environment["CONVEYOR_TRANSPORT"] = nil
+            let childEnvironment = environment
+            let output: String = try await withCheckedThrowingContinuation { continuation in
+                Thread.detachNewThread {
+                    continuation.resume(
+                        with: Result {
+                            let pipe = Pipe()
+                            let process = try ChildProcess(
+                                helper.path, ["proxy-get", "https://conveyor-proxy-test.invalid/"], environment: childEnvironment,
+                                standardOutput: .pipe(pipe))
+                            let text = String(decoding: PipeIO.readToEnd(from: pipe.fileHandleForReading), as: UTF8.self)
+                            process.waitUntilExit()
+                            return text
+                        })
+                }
+            }
+            #expect(proxy.requestHeads.contains { $0.lowercased().contains("proxy-authorization: basic") }, "\(proxy.requestHeads)")
+            #expect(output.contains("refused the configured credentials"), "\(output)")
+        #endif
     }
 }

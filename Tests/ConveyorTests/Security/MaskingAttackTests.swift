@@ -44,4 +44,25 @@ struct MaskingAttackTests {
         let text = #"WWW-Authenticate: Bearer realm="api" Bearer xyz; note=Bearer%20of%20news"#
         #expect(Redaction().masked(text) == text)
     }
+
+    /// The second attack: a secret holding `%` itself, encoded twice (`%` → `%25` → `%2525`), was
+    /// shown whole, and one ending in `%` was masked but for its last escape (`<redacted>2525`).
+    @Test("A secret holding '%' is masked when encoded twice, to its last byte")
+    func percentInsideTheSecret() {
+        #expect(SecretMatcher(["sec%2Bret"]).mask("[sec%25252Bret]", placeholder: "<r>").text == "[<r>]")
+        #expect(SecretMatcher(["p@ss:w/rd%"]).mask("x=p%2540ss%253Aw%252Frd%2525&y", placeholder: "<r>").text == "x=<r>&y")
+        #expect(SecretMatcher(["sec%2Bret"]).mask("[sec%252Bret] [sec%2Bret]", placeholder: "<r>").text == "[<r>] [<r>]")
+    }
+
+    /// The second attack: `Authorization: Bearer` (a scheme's name, no space after it) still
+    /// registered the word, masked wherever it stood alone.
+    @Test("An Authorization value that is a scheme's name alone registers nothing")
+    func bareSchemeName() {
+        for value in ["Bearer", "Basic", "bearer", "Digest", "NTLM"] {
+            #expect(SentSecrets.values(ofHeaders: [(key: "Authorization", value: value)]).isEmpty, "\(value)")
+            #expect(SentSecrets.values(ofHeaders: [(key: "Proxy-Authorization", value: value)]).isEmpty, "\(value)")
+        }
+        // Another credential header's value is the secret itself, whatever it reads like.
+        #expect(SentSecrets.values(ofHeaders: [(key: "X-API-Key", value: "Bearer")]) == ["Bearer"])
+    }
 }

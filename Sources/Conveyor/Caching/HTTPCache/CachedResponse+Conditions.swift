@@ -45,11 +45,14 @@ extension CachedResponse {
     }
 
     /// Whether a `304` the server sent describes this stored response, so that it is freshened
-    /// with it (RFC 9111 §4.3.4): the 304's entity tag matches the stored one (weak comparison),
-    /// or, without a tag, its `Last-Modified` is the stored one, or neither carries a validator.
+    /// with it (RFC 9111 §4.3.4): the 304's entity tag matches the stored one — by strong
+    /// comparison when the 304's tag is strong (a stored `W/"v1"` is not `"v1"`), by weak
+    /// comparison when it is weak — or, without a tag, its `Last-Modified` is the stored one, or
+    /// neither carries a validator.
     func isDescribed(by notModified: HTTPResponseHead) -> Bool {
         if let etag = notModified.value(forHTTPHeaderField: "ETag") {
-            return headers["ETag"].map { HTTPGrammar.weaklyMatch($0, etag) } ?? false
+            guard let stored = headers["ETag"] else { return false }
+            return etag.hasPrefix("W/") ? HTTPGrammar.weaklyMatch(stored, etag) : HTTPGrammar.stronglyMatch(stored, etag)
         }
         if let modified = notModified.value(forHTTPHeaderField: "Last-Modified") {
             return headers["Last-Modified"] == modified

@@ -568,6 +568,19 @@
             }
         }
 
+        /// Whether the proxy libcurl takes from the environment for `url` has credentials in its
+        /// URL, read as libcurl reads the variables: `http_proxy` (lower case only) for `http`,
+        /// `https_proxy` or `HTTPS_PROXY` for `https`, then `all_proxy` or `ALL_PROXY`.
+        static func environmentProxyHasCredentials(for url: URL) -> Bool {
+            let environment = ProcessInfo.processInfo.environment
+            let names =
+                url.scheme?.lowercased() == "https"
+                ? ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] : ["http_proxy", "all_proxy", "ALL_PROXY"]
+            guard let value = names.lazy.compactMap({ environment[$0] }).first(where: { !$0.isEmpty }) else { return false }
+            let proxyURL = URL(string: value.contains("://") ? value : "http://" + value)
+            return proxyURL?.user?.isEmpty == false
+        }
+
         /// The typed error of a proxy that refused the request: a `407` to a forwarded request or
         /// to `CONNECT` (libcurl already answered a challenge once when credentials are
         /// configured), or a broken SOCKS handshake; nil otherwise.
@@ -586,7 +599,12 @@
                 // Sent only if libcurl answered an earlier 407 with them (the attack on issue 58:
                 // a refusal without a challenge, or past the held bound, said "refused the
                 // configured credentials" though none went out).
-                let sent = proxy.credentials != nil && state.withLock { $0.proxyChallenges } >= 2
+                // The environment's proxy: libcurl sends the user information of its URL up front
+                // (Basic), so they went out whenever that URL carries them.
+                let sent =
+                    proxy.server == nil
+                    ? Self.environmentProxyHasCredentials(for: url)
+                    : proxy.credentials != nil && state.withLock { $0.proxyChallenges } >= 2
                 return .routeFailed(reason: .proxyAuthenticationFailed(proxy: name, credentialsSent: sent))
             }
             // A connection the client's own proxy was to take that could not be made: the proxy
