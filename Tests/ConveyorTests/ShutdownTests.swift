@@ -156,7 +156,9 @@ struct ShutdownTests {
             client.enqueue(running)
             let queued = client.get("get", success: second.success, failure: second.failure)
             for await _ in started.stream { break }
-            let drain = Task { await client.drain(timeout: 5, queued: .keep) }
+            // 60 s: a bound only a hang reaches (5 s passed beside four CPU-bound processes,
+            // scripts/test-under-load 4, before the held request's answer was read).
+            let drain = Task { await client.drain(timeout: 60, queued: .keep) }
             // drain suspends the queue before its first suspension point.
             while !client.operationQueue.isSuspended { await Task.yield() }
             held.release()
@@ -164,7 +166,7 @@ struct ShutdownTests {
             #expect(await first.outcome().error == nil)
             #expect(!queued.isFinished && client.operationQueue.isSuspended)
             #expect(server.requestCount(path: "/get") == 0)
-            #expect(await client.drain(timeout: 5, queued: .cancel))
+            #expect(await client.drain(timeout: 60, queued: .cancel))
             guard case .cancelled(.shuttingDown) = await second.outcome().error else {
                 Issue.record("expected a shutdown cancellation")
                 return
