@@ -141,27 +141,11 @@ struct TransportTests {
         #if os(Linux)
             let proxy = try LocalHTTPServer.started()
             defer { proxy.stop() }
-            let helper = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-                .appendingPathComponent("ConveyorTestHelper")
             var environment = ProcessInfo.processInfo.environment
             environment["http_proxy"] = proxy.baseURL.absoluteString
             environment["no_proxy"] = ""
             environment["CONVEYOR_TRANSPORT"] = nil
-            let childEnvironment = environment
-            let output: String = try await withCheckedThrowingContinuation { continuation in
-                Thread.detachNewThread {
-                    continuation.resume(
-                        with: Result {
-                            let pipe = Pipe()
-                            let process = try ChildProcess(
-                                helper.path, ["proxy-get", "http://conveyor-proxy-test.invalid/"], environment: childEnvironment,
-                                standardOutput: .pipe(pipe))
-                            let text = String(decoding: PipeIO.readToEnd(from: pipe.fileHandleForReading), as: UTF8.self)
-                            process.waitUntilExit()
-                            return text
-                        })
-                }
-            }
+            let output = try await HelperProcess.output(["proxy-get", "http://conveyor-proxy-test.invalid/"], environment: environment)
             // The name does not resolve: only the proxy can have answered.
             #expect(output.hasPrefix("status "), "\(output)")
             #expect(!output.contains("cannotFindHost") && !output.contains("-1003"), "\(output)")

@@ -35,3 +35,24 @@ final class HelperProcess: Sendable {
     /// Waits for the process to end without blocking a thread of the cooperative pool.
     func exited() async { await process.exited() }
 }
+
+extension HelperProcess {
+    /// Runs `ConveyorTestHelper` with `arguments` in `environment` to its end, off the
+    /// cooperative pool, and returns what it printed.
+    static func output(_ arguments: [String], environment: [String: String]) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(
+                    with: Result {
+                        let pipe = Pipe()
+                        let process = try ChildProcess(
+                            ExampleProcess.executable("ConveyorTestHelper").path, arguments, environment: environment,
+                            standardOutput: .pipe(pipe))
+                        let text = String(decoding: PipeIO.readToEnd(from: pipe.fileHandleForReading), as: UTF8.self)
+                        process.waitUntilExit()
+                        return text
+                    })
+            }
+        }
+    }
+}

@@ -1,5 +1,4 @@
 import Conveyor
-import ConveyorTestSupport
 import ConveyorTesting
 import Foundation
 import Testing
@@ -64,27 +63,11 @@ struct ProxyRefusalTests {
                 .init(head: "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"proxy\"", bodyLength: 0)
             }
             defer { proxy.stop() }
-            let helper = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-                .appendingPathComponent("ConveyorTestHelper")
             var environment = ProcessInfo.processInfo.environment
             environment["https_proxy"] = "http://env-user-4711:env-secret-4711@127.0.0.1:\(proxy.port)"
             environment["no_proxy"] = ""
             environment["CONVEYOR_TRANSPORT"] = nil
-            let childEnvironment = environment
-            let output: String = try await withCheckedThrowingContinuation { continuation in
-                Thread.detachNewThread {
-                    continuation.resume(
-                        with: Result {
-                            let pipe = Pipe()
-                            let process = try ChildProcess(
-                                helper.path, ["proxy-get", "https://conveyor-proxy-test.invalid/"], environment: childEnvironment,
-                                standardOutput: .pipe(pipe))
-                            let text = String(decoding: PipeIO.readToEnd(from: pipe.fileHandleForReading), as: UTF8.self)
-                            process.waitUntilExit()
-                            return text
-                        })
-                }
-            }
+            let output = try await HelperProcess.output(["proxy-get", "https://conveyor-proxy-test.invalid/"], environment: environment)
             #expect(proxy.requestHeads.contains { $0.lowercased().contains("proxy-authorization: basic") }, "\(proxy.requestHeads)")
             #expect(output.contains("refused the configured credentials"), "\(output)")
         #endif
