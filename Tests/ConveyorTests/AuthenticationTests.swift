@@ -15,7 +15,7 @@ struct AuthenticationTests {
     }
 
     @Test(
-        "A 401 challenge with no, or wrong, credentials fails with authenticationFailed in under 5 s",
+        "A 401 challenge with no, or wrong, credentials fails with authenticationFailed, not a hang",
         arguments: [nil, "wrong"] as [String?])
     func challengeFails(password: String?) async throws {
         try await withServer { _, client in
@@ -30,7 +30,9 @@ struct AuthenticationTests {
             #expect(response?.statusCode == 401)
             // Timed in the failure block, so a busy test run resuming late cannot fail it.
             let completedAt = try #require(probe.firstCompletionTime)
-            #expect(completedAt - start < .seconds(5))
+            // corelibs alone hangs here for ever; 30 s is far from a fast answer (~0.1 s) and
+            // from the 60 s idle timeout (5 s failed at 5.98 s on a loaded machine).
+            #expect(completedAt - start < .seconds(30))
         }
     }
 

@@ -157,7 +157,8 @@ struct LifecycleTests {
                 return
             }
             let completedAt = try #require(second.firstCompletionTime)
-            #expect(completedAt - start < .seconds(5))
+            // No hang: well inside the 60 s idle timeout, a margin a loaded machine keeps.
+            #expect(completedAt - start < .seconds(30))
         }
     }
 
