@@ -31,7 +31,19 @@ struct SecretMaskingTests {
             String(characters[$0..<min($0 + 8, characters.count)])
         }
         let shown = pieces.filter { text.contains($0) }
-        #expect(shown.isEmpty, "\(what) shows \(shown.first ?? "")… of \(secret): \(text)", sourceLocation: sourceLocation)
+        #expect(
+            shown.isEmpty, "\(what) shows \(shown.first ?? "")… of \(secret): \(excerpt(text, showing: shown.first))",
+            sourceLocation: sourceLocation)
+    }
+
+    /// What a failure prints of a captured log: its line count and at most ten lines — those
+    /// holding `needle`, else the first — each cut at 300 characters (issue 53: one failure
+    /// printed a whole log of 7,554 lines).
+    static func excerpt(_ text: String, showing needle: String?) -> String {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let hits = needle.map { needle in lines.filter { $0.contains(needle) } } ?? []
+        let chosen = (hits.isEmpty ? Array(lines) : hits).prefix(10).map { String($0.prefix(300)) }
+        return "\(lines.count) lines captured; \(hits.isEmpty ? "the first" : "those showing it"):\n" + chosen.joined(separator: "\n")
     }
 
     /// Runs one operation for `path` (configured by `configure`) and returns its body as text.
@@ -132,7 +144,7 @@ struct SecretMaskingTests {
         Self.expectHidden(userinfo, in: text, "the URL's password")
         Self.expectHidden(perRequest, in: text, "a per-request credential header")
         Self.expectHidden(access, in: text, "the authenticator's token")
-        #expect(text.contains("rawHeaders"), "the echoes were logged: \(text)")
+        #expect(text.contains("rawHeaders"), "the echoes were logged: \(Self.excerpt(text, showing: nil))")
     }
 
     @Test(
@@ -184,9 +196,9 @@ struct SecretMaskingTests {
         var description = ""
         do { _ = try await client.get("echo-encoded") } catch { description = "\(error)" }
         let text = capture.lines.joined(separator: "\n")
-        #expect(text.contains("form 5: [<redacted>]"), "\(text)")
+        #expect(text.contains("form 5: [<redacted>]"), "\(Self.excerpt(text, showing: "form 5"))")
         for (index, form) in forms.enumerated() {
-            #expect(!text.contains(form), "form \(index) \(form) in the log: \(text)")
+            #expect(!text.contains(form), "form \(index) \(form) in the log: \(Self.excerpt(text, showing: form))")
         }
         #expect(description.contains("form 0: [<redacted>]"), "\(description)")
         #expect(!description.contains(forms[0]), "\(description)")
