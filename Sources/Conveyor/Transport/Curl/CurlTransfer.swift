@@ -52,8 +52,8 @@
             /// A 401/407 head (and its body) kept back until it is known whether the challenge is
             /// answered: a response the caller never sees if it is. At most
             /// ``CurlTransfer/heldBodyLimit`` bytes of body are kept: past them the question is
-            /// decided (see ``CurlTransfer/releaseHeld(adding:)``).
-            var held: (response: HTTPResponseHead, head: CurlResponseHead, body: Data)?
+            /// decided (see ``CurlTransfer/releaseHeld(_:adding:)``).
+            var held: HeldResponse?
             /// A held 401 or 407 was handed on before its end (its body passed the held bound): the
             /// response whose challenge nobody answers, failed at the end as an unanswered one.
             var unansweredChallenge = false
@@ -391,30 +391,40 @@
         /// `maximumResponseSize`); the limit itself is the operation's, applied to what is handed on.
         static let heldBodyLimit = 64 * 1024
 
+        /// What one body chunk is for, decided under the lock.
+        private enum ChunkRoute {
+            case cancelled, paused, kept, forwarded
+            /// A held 401 or 407 whose body passes ``CurlTransfer/heldBodyLimit`` with this chunk.
+            case releasesHeld(HeldResponse)
+        }
+        private typealias HeldResponse = (response: HTTPResponseHead, head: CurlResponseHead, body: Data)
+
         fileprivate func didReceiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
-            let forward = state.withLock { state -> Bool?? in
-                if state.cancelled { return nil }
+            let route = state.withLock { state -> ChunkRoute in
+                if state.cancelled { return .cancelled }
                 // Not consumed: libcurl keeps these bytes and delivers them again once unpaused.
-                if state.receivePaused, state.response != nil, state.held == nil { return .some(nil) }
+                if state.receivePaused, state.response != nil, state.held == nil { return .paused }
                 if let held = state.held {
-                    // Past the bound: decided below, outside the lock (the delegate is asked).
+                    // Past the bound: decided outside the lock (the delegate is asked).
                     guard held.body.count + bytes.count > Self.heldBodyLimit else {
                         state.held?.body.append(contentsOf: bytes)
-                        return false
+                        return .kept
                     }
-                    return true
+                    return .releasesHeld(held)
                 }
-                return state.response != nil
+                return state.response != nil ? .forwarded : .kept
             }
-            guard let forward else { return 0 }
-            guard let forward else { return CurlConstant.writePause }
-            if forward {
-                if state.withLock({ $0.held != nil }) { return releaseHeld(adding: bytes) }
+            switch route {
+            case .cancelled: return 0
+            case .paused: return CurlConstant.writePause
+            case .kept: return bytes.count
+            case .releasesHeld(let held): return releaseHeld(held, adding: bytes)
+            case .forwarded:
                 delegate.transportDidReceive(data: Data(bytes))
                 // A pause asked for before the task was stored applies from the next chunk.
                 if delegate.transportWantsPause { requestPause() }
+                return bytes.count
             }
-            return bytes.count
         }
 
         /// A held 401 or 407 whose body passed ``heldBodyLimit``: decides now what the end of the
@@ -423,8 +433,8 @@
         /// own proxy refusing a forwarded request ends as that refusal; any other is handed on as
         /// the response, its body with it, for the operation to apply its limit to.
         /// - Returns: What the write callback answers: `bytes.count` to go on, 0 to abort.
-        private func releaseHeld(adding bytes: UnsafeRawBufferPointer) -> Int {
-            guard let held = state.withLock({ $0.held }), let handle = state.withLock({ $0.handle?.value }) else { return 0 }
+        private func releaseHeld(_ held: HeldResponse, adding bytes: UnsafeRawBufferPointer) -> Int {
+            guard let handle = state.withLock({ $0.handle?.value }) else { return 0 }
             if held.response.statusCode == 407, isOwnProxy(handle: handle) {
                 state.withLock { $0.proxyRefused = true }
                 return 0
