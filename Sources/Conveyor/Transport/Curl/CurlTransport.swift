@@ -37,28 +37,28 @@
         }
 
         func refusal(for request: URLRequest) -> ConveyorError? {
-            if let name = settings.invalidAdditionalHeader { return .invalidHeader(name: name) }
-            if let error = settings.route.malformed { return error }
             do {
-                _ = try request.url.flatMap { url throws(ConveyorError) in try settings.route.socketTarget(for: url) }
+                _ = try route(for: request)
+                return nil
             } catch {
                 return error
             }
-            return nil
+        }
+
+        /// Where `request` goes, or why it cannot be sent: the one check behind ``refusal(for:)``
+        /// and ``startTask(for:bodyFile:delegate:)``. The socket is looked at per request, on
+        /// the caller's thread: a missing one is a typed error before anything is sent, not
+        /// libcurl's "couldn't connect".
+        private func route(for request: URLRequest) throws(ConveyorError) -> (url: URL, socketPath: String)? {
+            if let name = settings.invalidAdditionalHeader { throw .invalidHeader(name: name) }
+            if let error = settings.route.malformed { throw error }
+            return try request.url.flatMap { url throws(ConveyorError) in try settings.route.socketTarget(for: url) }
         }
 
         func startTask(for request: URLRequest, bodyFile: BodyFile.Snapshot?, delegate: any TransportTaskDelegate) -> any TransportTask {
-            if let name = settings.invalidAdditionalHeader {
-                return RefusedTransportTask.refusing(.invalidHeader(name: name), delegate: delegate)
-            }
-            if let error = settings.route.malformed {
-                return RefusedTransportTask.refusing(error, delegate: delegate)
-            }
-            // The socket is looked at here, on the caller's thread, per request: a missing one is
-            // a typed error before anything is sent, not libcurl's "couldn't connect".
             let socketTarget: (url: URL, socketPath: String)?
             do {
-                socketTarget = try request.url.flatMap { url throws(ConveyorError) in try settings.route.socketTarget(for: url) }
+                socketTarget = try route(for: request)
             } catch {
                 return RefusedTransportTask.refusing(error, delegate: delegate)
             }
