@@ -224,28 +224,21 @@ final class HTTPCacheExchange: TransportTaskDelegate, Sendable {
             inner.transportDidReceive(response: head)
             return
         }
-        // A 304 whose validator is not the stored one's updates nothing (§4.3.4): the server
-        // evaluated the stored validator and said "not modified", so the stored response answers
-        // this request as it is, neither relabelled nor made fresh (the attack on issue 58: a 304
-        // with another tag relabelled the stored body and kept it fresh for an hour).
-        // A 304 with no validator at all still answers the validator this request sent (servers
-        // that omit it are common), and refreshes as before.
-        let carriesValidator =
-            response.value(forHTTPHeaderField: "ETag") != nil || response.value(forHTTPHeaderField: "Last-Modified") != nil
-        if response.statusCode == 304, let revalidating, carriesValidator, !revalidating.isDescribed(by: response),
-            let head = revalidating.httpResponse()
-        {
-            state.withLock { $0.notModified = revalidating }
-            options.reportSource(.revalidatedCache)
-            inner.transportDidReceive(response: head)
-            return
-        }
         if response.statusCode == 304, let revalidating {
-            let refreshed = revalidating.refreshed(with: response, requestDate: requestDate, responseDate: Date())
-            if let head = refreshed.httpResponse() {
+            // A 304 whose validator is not the stored one's updates nothing (§4.3.4): the server
+            // evaluated the stored validator and said "not modified", so the stored response
+            // answers this request as it is, neither relabelled nor made fresh (the attack on
+            // issue 58: a 304 with another tag relabelled the stored body and kept it fresh for an
+            // hour). A 304 with no validator at all still answers the validator this request sent
+            // (servers that omit it are common), and refreshes as before.
+            let carriesValidator =
+                response.value(forHTTPHeaderField: "ETag") != nil || response.value(forHTTPHeaderField: "Last-Modified") != nil
+            let refreshes = !carriesValidator || revalidating.isDescribed(by: response)
+            let answer = refreshes ? revalidating.refreshed(with: response, requestDate: requestDate, responseDate: Date()) : revalidating
+            if let head = answer.httpResponse() {
                 // A HEAD revalidated against a stored GET must not replace the GET's body.
-                if revalidating.method == (request.httpMethod ?? "GET").uppercased() { cache.store(refreshed) }
-                state.withLock { $0.notModified = refreshed }
+                if refreshes, revalidating.method == (request.httpMethod ?? "GET").uppercased() { cache.store(answer) }
+                state.withLock { $0.notModified = answer }
                 options.reportSource(.revalidatedCache)
                 inner.transportDidReceive(response: head)
                 return
