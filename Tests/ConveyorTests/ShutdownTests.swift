@@ -185,11 +185,14 @@ struct ShutdownTests {
             let request = try client.request(method: .get, path: "resource")
             let first = FileDownloadOperation(
                 request: request, destination: .directory(directory), options: [.createIntermediateDirectories])
-            await PauseResumeTests.pauseAfterFirstPart(first, client: client, probe: CompletionProbe())
+            let firstProbe = CompletionProbe()
+            await PauseResumeTests.pauseAfterFirstPart(first, client: client, probe: firstProbe)
             let saved = try #require(first.resumeState)
             let encoded = try JSONEncoder().encode(saved)
             gate.signal()
+            // The cancel ends the operation on its transfer's executor, soon after it returns.
             first.cancel()
+            _ = await firstProbe.outcome()
             let restored = try JSONDecoder().decode(FileDownloadOperation.ResumeState.self, from: encoded)
             // Cancelling removed the partial file of `first`; a real program exits instead. Put it back.
             try PauseResumeTests.body.prefix(Int(restored.bytesReceived)).write(to: restored.partialFile)

@@ -5,7 +5,8 @@ import Foundation
 #endif
 
 /// The transport delegate of one attempt: events of a task the operation no longer waits for
-/// (paused, cancelled, superseded by a retry) are dropped by attempt number.
+/// (paused, cancelled, superseded by a retry) are dropped by attempt number. Transports call it
+/// on their executor (checked in debug builds), where the operation's other events run too.
 final class AttemptDelegate: TransportTaskDelegate {
     let operation: HTTPRequestOperation
     let attempt: Int
@@ -13,39 +14,54 @@ final class AttemptDelegate: TransportTaskDelegate {
     /// then is a 206 an answer to it.
     let asksForRange: Bool
 
-    init(operation: HTTPRequestOperation, attempt: Int, asksForRange: Bool) {
+    /// The transport's executor, which every callback must come from.
+    let executor: any TransferExecutor
+
+    init(operation: HTTPRequestOperation, attempt: Int, asksForRange: Bool, executor: any TransferExecutor) {
         self.operation = operation
         self.attempt = attempt
         self.asksForRange = asksForRange
+        self.executor = executor
     }
 
     func transportDidReceive(response: HTTPResponseHead) {
+        executor.assertCurrent()
         operation.attemptDidReceive(response: response, attempt: attempt, asksForRange: asksForRange)
     }
-    func transportDidReceive(data: Data) { operation.attemptDidReceive(data: data, attempt: attempt) }
+    func transportDidReceive(data: Data) {
+        executor.assertCurrent()
+        operation.attemptDidReceive(data: data, attempt: attempt)
+    }
     func transportDidSend(bytes: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
+        executor.assertCurrent()
         operation.attemptDidSend(bytes: bytes, total: totalBytesSent, expected: totalBytesExpectedToSend, attempt: attempt)
     }
     func transportDisposition(for challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
-        operation.disposition(for: challenge)
+        executor.assertCurrent()
+        return operation.disposition(for: challenge)
     }
     func transportDidCollect(metrics: TransferMetrics) {
+        executor.assertCurrent()
         operation.transfer { $0.collected(metrics, attempt: attempt) }
     }
     func transportDidComplete(response: HTTPResponseHead?, error: (any Error)?) {
+        executor.assertCurrent()
         operation.attemptDidComplete(response: response, error: error, attempt: attempt)
     }
     func transportAwaitsConnection() {
+        executor.assertCurrent()
         let monitors = operation.transferReporting { $0.awaitsConnection(attempt: attempt) }
         monitors?.post(operation) { [operation] in $0.requestIsWaitingForConnection(operation) }
     }
     func transportDidLeaveConnectionQueue() {
+        executor.assertCurrent()
         // The idle time starts now: the queue was not the transfer's silence.
         let monitors = operation.transferReporting { $0.leftConnectionQueue(attempt: attempt, now: .now()) }
         monitors?.post(operation) { [operation] in $0.requestGotConnection(operation) }
     }
     var transportWantsPause: Bool {
+        executor.assertCurrent()
         // The transfer pauses itself now; `send` resumes it if the consumer caught up meanwhile.
-        operation.transfer { $0.transportWantsPause(attempt: attempt) }
+        return operation.transfer { $0.transportWantsPause(attempt: attempt) }
     }
 }

@@ -55,10 +55,13 @@ extension HTTPRequestOperation {
     /// is not sent (``send(_:)`` checks).
     private func waitForCredential(from authenticator: any Authenticator, replacing credentialID: String?) {
         authenticator.refresh(replacing: credentialID) { [weak self] result in
+            // The refresh ends on any thread: its answer is an event of the transfer.
             guard let self else { return }
-            switch result {
-            case .success: self.send(self.currentRequest)
-            case .failure(let error): self.fail(error, response: nil, retryable: false)
+            self.onExecutor {
+                switch result {
+                case .success: self.send(self.currentRequest)
+                case .failure(let error): self.fail(error, response: nil, retryable: false)
+                }
             }
         }
     }

@@ -14,12 +14,15 @@ extension HTTPRequestOperation {
         let action = transfer { $0.start(isCancelled: cancelled, now: .now(), date: Date()) }
         switch action {
         case .none: return
-        case .finish(let error): finish(.failure(error))
+        case .finish(let error): onExecutor { self.finish(.failure(error)) }
         case .execute:
+            // The queue sees the operation execute at once; its transfer begins on the executor.
             guard transition(from: [.ready], to: .executing) else { return }
-            announceStart()
-            armTimers()
-            send(currentRequest)
+            onExecutor {
+                self.announceStart()
+                self.armTimers()
+                self.send(self.currentRequest)
+            }
         }
     }
 
@@ -38,9 +41,14 @@ extension HTTPRequestOperation {
         transfer { $0.preflightFailed(error) }
     }
 
-    /// Runs `cancel()` after `Operation` recorded it: the caller is never kept waiting on the
+    /// Runs `cancel()` after `Operation` recorded it, on the transfer's executor (in its urgent
+    /// lane, before body chunks already queued): the caller is never kept waiting on the
     /// transport (see ``TransferStateMachine/cancelled()``).
     func finishIfCancelledWhileExecuting() {
+        onExecutor(urgent: true) { self.cancelledOnExecutor() }
+    }
+
+    private func cancelledOnExecutor() {
         switch transfer({ $0.cancelled() }) {
         case .none: return
         case .finish: finish(.failure(.cancelled(reason: cancellationReason)))
@@ -64,6 +72,9 @@ extension HTTPRequestOperation {
         case .none: return
         case .pauseWaiting: break
         case .stop(let halt):
+            // At once, not on the executor: `resumeState` read right after `pause()` (and
+            // saved before the program exits) counts on the kept bytes being on disk. The
+            // attempt is over for the machine already, and the file has a lock of its own.
             halt.timers.forEach { $0.cancel() }
             halt.task?.cancel()
             closeKeptBytes(halt.file)
@@ -83,9 +94,11 @@ extension HTTPRequestOperation {
         guard transition(from: [.paused], to: .ready) else { return }
         // Paused before its queue started it: the queue will.
         guard hasStarted, transition(from: [.ready], to: .executing) else { return }
-        if transfer({ $0.firstRun(now: .now(), date: Date()) }) { announceStart() }
-        armTimers()
-        send(currentRequest)
+        onExecutor {
+            if self.transfer({ $0.firstRun(now: .now(), date: Date()) }) { self.announceStart() }
+            self.armTimers()
+            self.send(self.currentRequest)
+        }
     }
 
     /// Why the operation was cancelled (`.explicit` unless a client drained it).
@@ -106,12 +119,17 @@ extension HTTPRequestOperation {
     func armTimers() {
         let (idle, resource) = mutableState.withLock { ($0.idleTimeout, $0.resourceTimeout) }
         let idleTimer =
-            idle > 0 && idle.isFinite ? makeTimer(after: idle) { [weak self] in self?.idleTimerFired(interval: idle) } : nil
+            idle > 0 && idle.isFinite
+            ? makeTimer(after: idle) { [weak self] in
+                guard let self else { return }
+                self.onExecutor { self.idleTimerFired(interval: idle) }
+            } : nil
         // A timeout is a failure like any other: the retry policy (and its `decide`) sees it.
         let resourceTimer =
             resource.map { $0 > 0 && $0.isFinite } == true
             ? makeTimer(after: resource!) { [weak self] in
-                self?.fail(.timedOut(.resource, after: resource!), response: nil, retryable: true)
+                guard let self else { return }
+                self.onExecutor(urgent: true) { self.fail(.timedOut(.resource, after: resource!), response: nil, retryable: true) }
             }
             : nil
         guard idleTimer != nil || resourceTimer != nil else { return }
@@ -123,6 +141,7 @@ extension HTTPRequestOperation {
     }
 
     private func idleTimerFired(interval: TimeInterval) {
+        assertOnExecutor()
         switch transfer({ $0.idleTimerFired(interval: interval, now: .now()) }) {
         case .none: return
         case .reschedule(let timer, let seconds): timer.schedule(after: seconds)

@@ -35,20 +35,49 @@ extension HTTPRequestOperation {
                 && state.responseSerializer is any CheapSerialization
         }
         if inline {
-            process(response, attempt: attempt)
+            process(response, attempt: attempt).apply(to: self)
         } else {
-            conveyorProcessingQueue.async { self.process(response, attempt: attempt) }
+            // Serialized off the executor; the outcome is an event of the transfer again.
+            conveyorProcessingQueue.async {
+                let outcome = OneWayTransfer(self.process(response, attempt: attempt))
+                self.onExecutor { outcome.value.apply(to: self) }
+            }
         }
     }
 
-    /// Bodies up to this size are serialized on the transport's thread by the built-in
+    /// Bodies up to this size are serialized on the transfer's executor by the built-in
     /// serializers (see `CheapSerialization`); larger ones on the processing queue, so a big
     /// JSON document never holds up the events of the client's other transfers.
     static let inlineSerializationLimit = 16 * 1024
 
+    /// What validating and serializing the final response decided, applied on the executor.
+    struct ProcessingOutcome {
+        // Not Sendable (a serializer's value is `Any?`): it travels once from the processing
+        // queue to the executor in a `OneWayTransfer`.
+        enum Kind {
+            case none
+            case fail(ConveyorError, HTTPResponseHead, retryable: Bool)
+            case finish(Result<OneWayTransfer<Any?>, ConveyorError>)
+            /// A serializer's value, handed back to a subclass hook if the finish was lost.
+            case deliver(Any?)
+        }
+        let kind: Kind
+
+        func apply(to operation: HTTPRequestOperation) {
+            operation.assertOnExecutor()
+            switch kind {
+            case .none: break
+            case .fail(let error, let response, let retryable): operation.fail(error, response: response, retryable: retryable)
+            case .finish(let result): operation.finish(result)
+            case .deliver(let value):
+                if !operation.finish(.success(OneWayTransfer(value))) { operation.successNotDelivered(value) }
+            }
+        }
+    }
+
     /// Validates and serializes the final response, off the callback queue (see
     /// ``ResponseSerializer`` for the order of the checks).
-    func process(_ response: HTTPResponseHead, attempt: Int) {
+    func process(_ response: HTTPResponseHead, attempt: Int) -> ProcessingOutcome {
         guard
             let (request, kept, sink, received, codes, types, serializer) = ifCurrent(
                 attempt,
@@ -59,33 +88,34 @@ extension HTTPRequestOperation {
                         $0.effectiveAcceptableContentTypes, $0.responseSerializer
                     )
                 })
-        else { return }
+        else { return ProcessingOutcome(kind: .none) }
         // A body written to the output stream is serialized from a memory stream's contents;
         // another stream's bytes are the caller's, and the value is the serializer's empty one.
         let data = sink.map { $0.memoryContents ?? Data() } ?? kept
         let body = data.isEmpty ? nil : data
         guard codes.contains(response.statusCode) else {
-            fail(
-                .unacceptableStatusCode(response.statusCode, response: response.urlResponse, data: body), response: response,
-                retryable: true)
-            return
+            return ProcessingOutcome(
+                kind: .fail(
+                    .unacceptableStatusCode(response.statusCode, response: response.urlResponse, data: body), response, retryable: true))
         }
         let bodiless = received == 0 && (response.statusCode == 204 || response.statusCode == 205 || request.httpMethod == "HEAD")
         if received > 0, let types, !types.isEmpty, !ContentTypes.matches(response.mimeType, types) {
-            finish(.failure(.unacceptableContentType(response.mimeType, acceptable: types, response: response.urlResponse, data: body)))
-            return
+            return ProcessingOutcome(
+                kind: .finish(
+                    .failure(.unacceptableContentType(response.mimeType, acceptable: types, response: response.urlResponse, data: body))))
         }
         if let sink, sink.memoryContents == nil {
-            finish(.success(OneWayTransfer(try? serializer.emptyResponseValue(request: request, response: response))))
-            return
+            return ProcessingOutcome(
+                kind: .finish(.success(OneWayTransfer(try? serializer.emptyResponseValue(request: request, response: response)))))
         }
         do {
             let value = try serializeResponse(request: request, response: response, data: data, bodiless: bodiless, serializer: serializer)
-            if !finish(.success(OneWayTransfer(value))) { successNotDelivered(value) }
+            return ProcessingOutcome(kind: .deliver(value))
         } catch let error as ConveyorError {
-            finish(.failure(error))
+            return ProcessingOutcome(kind: .finish(.failure(error)))
         } catch {
-            finish(.failure(.responseSerializationFailed(underlying: error, response: response.urlResponse, data: body)))
+            return ProcessingOutcome(
+                kind: .finish(.failure(.responseSerializationFailed(underlying: error, response: response.urlResponse, data: body))))
         }
     }
 

@@ -15,6 +15,7 @@ extension Notification.Name {
 extension HTTPRequestOperation {
     /// Fails the current attempt: retries when the policy allows, finishes otherwise.
     func fail(_ error: ConveyorError, response: HTTPResponseHead?, retryable: Bool) {
+        assertOnExecutor()
         let failed = mutableState.withLock { state -> (RetryPolicy, RetryPolicy.Context, TransferStateMachine.Halt, Bool)? in
             let policy = state.retryPolicy
             guard
@@ -52,7 +53,13 @@ extension HTTPRequestOperation {
                 scheduleRetry(after: delay ?? policy.backoff(afterAttempt: context.attemptCount), request: request, error: error)
             }
         }
-        if let decide = policy.decide { decide(context, decided) } else { decided(.useDefault) }
+        // The caller's `decide` answers from any thread, perhaps much later: its answer is an
+        // event of the transfer like any other.
+        if let decide = policy.decide {
+            decide(context) { [self] decision in onExecutor { decided(decision) } }
+        } else {
+            decided(.useDefault)
+        }
     }
 
     private func scheduleRetry(after delay: TimeInterval, request: URLRequest?, error: ConveyorError) {
@@ -63,10 +70,13 @@ extension HTTPRequestOperation {
             name: .conveyorOperationWillRetry, object: self, userInfo: ["attempt": attemptNumber, "error": error])
         report { $0.request(self, willRetry: attemptNumber, after: max(0, delay), because: error) }
         let timer = makeTimer(after: max(0, delay)) { [weak self] in
-            guard let self, let next = self.transfer({ $0.retryTimerFired() }) else { return }
-            // The next attempt gets fresh idle and resource budgets.
-            self.armTimers()
-            self.send(next)
+            guard let self else { return }
+            self.onExecutor {
+                guard let next = self.transfer({ $0.retryTimerFired() }) else { return }
+                // The next attempt gets fresh idle and resource budgets.
+                self.armTimers()
+                self.send(next)
+            }
         }
         if !transfer({ $0.retryTimerArmed(timer) }) { timer.cancel() }
     }

@@ -180,6 +180,7 @@ extension HTTPRequestOperation {
     /// - Returns: Whether this call ended it.
     @discardableResult
     func finish(_ result: Result<OneWayTransfer<Any?>, ConveyorError>) -> Bool {
+        assertOnExecutor()
         let claimed = mutableState.withLock { state in
             state.transfer.claimCompletion(result, now: .now()).map {
                 (

@@ -7,6 +7,7 @@ import Foundation
 extension HTTPRequestOperation {
     /// Sends one attempt: the first request, a redirect's target, a retry, a resume or a replay.
     func send(_ request: URLRequest) {
+        assertOnExecutor()
         let (live, authenticator) = mutableState.withLock { ($0.transfer.mayBeginAttempt, $0.authenticator) }
         guard live else { return }
         // An authenticator stamps every attempt, or makes it wait for a fresh credential.
@@ -47,17 +48,24 @@ extension HTTPRequestOperation {
         Task {
             let (request, transport, cached) = adapting.value
             var adapted = request
+            let outcome: Result<URLRequest, any Error>
             do {
                 for adapter in adapters { adapted = try await adapter.adapt(adapted, context: context) }
+                outcome = .success(adapted)
             } catch {
-                guard transfer({ $0.isCurrent(attempt.number) }) else { return }
-                fail(.requestAdaptationFailed(underlying: error), response: nil, retryable: false)
-                return
+                outcome = .failure(error)
             }
-            guard transfer({ $0.isCurrent(attempt.number) }) else { return }
-            switch checkedAdaptation(of: request, to: adapted) {
-            case .success(let checked): transmit(checked, attempt: attempt, transport: transport, cached: cached, monitors: monitors)
-            case .failure(let error): fail(error, response: nil, retryable: false)
+            // The adapters' answer is an event of the transfer.
+            let answer = OneWayTransfer((outcome, transport, cached))
+            onExecutor { [self] in
+                let (outcome, transport, cached) = answer.value
+                guard transfer({ $0.isCurrent(attempt.number) }) else { return }
+                switch outcome.mapError({ ConveyorError.requestAdaptationFailed(underlying: $0) }).flatMap({
+                    checkedAdaptation(of: request, to: $0)
+                }) {
+                case .success(let checked): transmit(checked, attempt: attempt, transport: transport, cached: cached, monitors: monitors)
+                case .failure(let error): fail(error, response: nil, retryable: false)
+                }
             }
         }
     }
@@ -118,7 +126,7 @@ extension HTTPRequestOperation {
         // Whether the attempt asks for a part: a 206 is then what it asked for, else an error.
         let asksForRange =
             (attempt.resumeOffset > 0 && attempt.resumeValidator != nil) || fields.keys.contains { $0.equalsIgnoringASCIICase("Range") }
-        let delegate = AttemptDelegate(operation: self, attempt: attempt.number, asksForRange: asksForRange)
+        let delegate = AttemptDelegate(operation: self, attempt: attempt.number, asksForRange: asksForRange, executor: transport.executor)
         // Told only when the request goes out as it is (the cache may still answer it): one the
         // transport refuses (a malformed proxy, say) fails with nothing sent, and a monitor
         // hears of no send (found by the review: willSend for 50 of 50 refused requests).
@@ -293,7 +301,8 @@ extension HTTPRequestOperation {
             guard state.transfer.isCurrent(attempt), state.transfer.streamsBody, let handler = state.chunkHandler else { return false }
             state.callbackQueue.async { [self] in
                 handler(self, data)
-                if transfer({ $0.chunkHandled(data.count, limit: limit) }) { resumeReceiving() }
+                // Caught up: an event of the transfer.
+                if transfer({ $0.chunkHandled(data.count, limit: limit) }) { onExecutor { self.resumeReceiving() } }
             }
             return state.transfer.chunkQueued(data.count, limit: limit)
         }

@@ -109,20 +109,21 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     /// `connection:didReceiveResponse:` for this. A retried or resumed transfer calls it again
     /// for its new response.
     ///
-    /// Runs on the transport's thread, so keep it short and never block; the default does
-    /// nothing, and an override need not call `super`.
+    /// Runs on the transfer's executor (the transport's thread; see <doc:ThreadsAndQueues>), so
+    /// keep it short and never block; the default does nothing, and an override need not call
+    /// `super`.
     /// - Parameter response: The response head (``HTTPResponseHead/urlResponse`` is the Foundation one).
     open func didReceive(response: HTTPResponseHead) {}
 
     /// Called for each chunk of the delivered response's body as it arrives
-    /// (`connection:didReceiveData:`), after the operation stored it. Runs on the transport's
-    /// thread, like ``didReceive(response:)``; the default does nothing.
+    /// (`connection:didReceiveData:`), after the operation stored it. Runs on the transfer's
+    /// executor, like ``didReceive(response:)``; the default does nothing.
     /// - Parameter data: The chunk.
     open func didReceive(data: Data) {}
 
     /// Called once when the operation finishes, however it ended, before its completion block
     /// is dispatched (`connectionDidFinishLoading:` and `connection:didFailWithError:` in one).
-    /// Runs on the thread that finished the operation; the default does nothing.
+    /// Runs on the transfer's executor; the default does nothing.
     /// - Parameter error: Why it failed; nil when it succeeded.
     open func didFinish(error: ConveyorError?) {}
 

@@ -146,7 +146,11 @@ extension HTTPClient {
     public func stream(_ request: URLRequest, bufferLimit: Int = HTTPStream.defaultBufferLimit) async throws -> HTTPStream {
         let operation = self.operation(HTTPRequestOperation.self, with: request)
         let channel = BodyChannel(limit: bufferLimit)
-        channel.setOnResume { [weak operation] in operation?.resumeReceiving() }
+        // The consumer's pull that caught up is an event of the transfer.
+        channel.setOnResume { [weak operation] in
+            guard let operation else { return }
+            operation.onExecutor { operation.resumeReceiving() }
+        }
         operation.mutableState.withLock { $0.bodyChannel = channel }
         // A stream has no end to wait for: only the idle timeout applies.
         operation.resourceTimeout = nil

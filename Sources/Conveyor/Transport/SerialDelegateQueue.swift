@@ -23,9 +23,13 @@ import Foundation
     /// blocks, operations and barrier blocks; the queue is never suspended, waited on or counted.
     /// Apple's URLSession does not call `addOperation(_:)`, so there the transport keeps a plain
     /// `OperationQueue`.
-    final class SerialDelegateQueue: OperationQueue, @unchecked Sendable {
+    ///
+    /// It is also the executor of the transport's transfers (``TransferExecutor``): an
+    /// operation's other events run here between the session's callbacks, a cancel in the
+    /// urgent lane.
+    final class SerialDelegateQueue: OperationQueue, TransferExecutor, @unchecked Sendable {
         // @unchecked Sendable: the mutable state is `lanes`, behind one Lock; `worker` is
-        // immutable. OperationQueue's own state is not used.
+        // immutable, `drainer` an atomic. OperationQueue's own state is not used.
         typealias Block = @Sendable () -> Void
 
         private struct Lanes {
@@ -37,6 +41,8 @@ import Foundation
 
         private let lanes = Lock(Lanes())
         private let worker: DispatchQueue
+        /// The thread draining the lanes now.
+        private let drainer = ExecutorThread()
 
         init(label: String) {
             worker = DispatchQueue(label: label)
@@ -58,6 +64,12 @@ import Foundation
             enqueue(barrier, urgent: false)
         }
 
+        func execute(urgent: Bool, _ work: @escaping @Sendable () -> Void) {
+            enqueue(work, urgent: urgent)
+        }
+
+        var isCurrent: Bool { drainer.isCurrent }
+
         private func enqueue(_ block: @escaping Block, urgent: Bool) {
             let startsDrain = lanes.withLock { lanes in
                 if urgent { lanes.urgent.append(block) } else { lanes.normal.append(block) }
@@ -68,18 +80,39 @@ import Foundation
         }
 
         private func drain() {
-            while let next = lanes.withLock({ lanes -> Block? in
-                guard let next = lanes.urgent.popFirst() ?? lanes.normal.popFirst() else {
-                    lanes.draining = false
-                    return nil
+            drainer.running {
+                while let next = lanes.withLock({ lanes -> Block? in
+                    guard let next = lanes.urgent.popFirst() ?? lanes.normal.popFirst() else {
+                        lanes.draining = false
+                        return nil
+                    }
+                    return next
+                }) {
+                    next()
                 }
-                return next
-            }) {
-                next()
             }
         }
     }
 
+#else
+    /// The URLSession transport's executor on Apple platforms: its serial delegate queue.
+    final class OperationQueueExecutor: TransferExecutor {
+        // Sendable, checked by the compiler: `queue` is immutable (OperationQueue is Sendable).
+        let queue: OperationQueue
+
+        init(_ queue: OperationQueue) { self.queue = queue }
+
+        func execute(urgent: Bool, _ work: @escaping @Sendable () -> Void) {
+            let operation = BlockOperation(block: work)
+            if urgent { operation.queuePriority = .veryHigh }
+            queue.addOperation(operation)
+        }
+
+        var isCurrent: Bool { OperationQueue.current === queue }
+    }
+#endif
+
+#if canImport(FoundationNetworking)
     /// A first-in, first-out list of blocks with amortised O(1) removal from the front (a
     /// backlog of body chunks can hold thousands).
     private struct BlockList {

@@ -28,6 +28,11 @@ protocol Transport: AnyObject, Sendable {
     /// of a send only when one happens.
     func refusal(for request: URLRequest) -> ConveyorError?
 
+    /// The serial context its tasks' events run on, and so the executor of every transfer that
+    /// goes through it (see ``TransferExecutor``): delegates are called there, and operations
+    /// hop their other events onto it.
+    var executor: any TransferExecutor { get }
+
     /// The cookie storage the transport sends from; the cache stamps a request with it first,
     /// to decide on the request as it will be sent.
     var cookies: TransportCookies { get }
@@ -49,7 +54,8 @@ protocol TransportTask: Sendable {
     func resumeReceiving()
 }
 
-/// Receives the events of one transport task. Calls for one task never overlap.
+/// Receives the events of one transport task. Calls for one task never overlap: all of them
+/// run on the transport's ``Transport/executor``.
 protocol TransportTaskDelegate: AnyObject, Sendable {
     /// The response head arrived. Called once per task, before any body chunk.
     func transportDidReceive(response: HTTPResponseHead)
@@ -92,15 +98,12 @@ struct RefusedTransportTask: TransportTask {
     func cancel() {}
 
     /// A task that never ran: its delegate hears `error` right away (asynchronously, as from a
-    /// real task), so a transport refuses a request with a typed error before a byte is sent.
-    static func refusing(_ error: ConveyorError, delegate: any TransportTaskDelegate, on queue: OperationQueue? = nil)
+    /// real task, on the transport's executor), so a transport refuses a request with a typed
+    /// error before a byte is sent.
+    static func refusing(_ error: ConveyorError, delegate: any TransportTaskDelegate, on executor: any TransferExecutor)
         -> RefusedTransportTask
     {
-        if let queue {
-            queue.addOperation { delegate.transportDidComplete(response: nil, error: error) }
-        } else {
-            DispatchQueue.global().async { delegate.transportDidComplete(response: nil, error: error) }
-        }
+        executor.execute(urgent: false) { delegate.transportDidComplete(response: nil, error: error) }
         return RefusedTransportTask()
     }
 }

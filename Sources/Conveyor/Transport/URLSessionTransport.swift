@@ -18,6 +18,8 @@ final class URLSessionTransport: Transport {
     let session: URLSession
     private let router: URLSessionDelegateRouter
     let cookies: TransportCookies
+    /// The session's serial delegate queue, as the transfers' executor.
+    let executor: any TransferExecutor
     /// Why HTTPS requests cannot be sent as configured: on Linux, corelibs URLSession cannot
     /// honour custom authorities or pins, and silently not checking them would be worse than
     /// failing; on Apple platforms, a pin or authority file that cannot be used.
@@ -108,10 +110,12 @@ final class URLSessionTransport: Transport {
         // Serial, so the events of one task arrive in order.
         #if canImport(FoundationNetworking)
             let delegateQueue = SerialDelegateQueue(label: "org.conveyor.urlsession-delegate")
+            executor = delegateQueue
         #else
             let delegateQueue = OperationQueue()
             delegateQueue.name = "org.conveyor.urlsession-delegate"
             delegateQueue.maxConcurrentOperationCount = 1
+            executor = OperationQueueExecutor(delegateQueue)
         #endif
         session = URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
     }
@@ -129,11 +133,11 @@ final class URLSessionTransport: Transport {
 
     func startTask(for request: URLRequest, bodyFile: BodyFile.Snapshot?, delegate: any TransportTaskDelegate) -> any TransportTask {
         if let error = refusal(for: request) {
-            return RefusedTransportTask.refusing(error, delegate: delegate, on: session.delegateQueue)
+            return RefusedTransportTask.refusing(error, delegate: delegate, on: executor)
         }
         if let invalidAdditionalHeader {
             return RefusedTransportTask.refusing(
-                .invalidHeader(name: invalidAdditionalHeader), delegate: delegate, on: session.delegateQueue)
+                .invalidHeader(name: invalidAdditionalHeader), delegate: delegate, on: executor)
         }
         var request = request
         let own = request.allHTTPHeaderFields ?? [:]
@@ -149,7 +153,7 @@ final class URLSessionTransport: Transport {
         request.timeoutInterval = idle > 0 ? Seconds.clamped(idle).rounded(.up) + 1 : Seconds.maximum
         var delegate = delegate
         if let error = cookies.stamp(&request, delegate: &delegate) {
-            return RefusedTransportTask.refusing(error, delegate: delegate, on: session.delegateQueue)
+            return RefusedTransportTask.refusing(error, delegate: delegate, on: executor)
         }
         var openFile: OpenBodyFile?
         if let bodyFile {
@@ -162,7 +166,7 @@ final class URLSessionTransport: Transport {
                 openFile = file
                 delegate = BodyFileUploadDelegate(delegate, file: file)
             } catch {
-                return RefusedTransportTask.refusing(error, delegate: delegate, on: session.delegateQueue)
+                return RefusedTransportTask.refusing(error, delegate: delegate, on: executor)
             }
             request.setHeader(String(bodyFile.length), for: "Content-Length")
             #if canImport(FoundationNetworking)

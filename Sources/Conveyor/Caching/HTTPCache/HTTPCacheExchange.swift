@@ -35,7 +35,7 @@ extension HTTPCache {
         var request = request
         var delegate = delegate
         if let error = transport.cookies.stamp(&request, delegate: &delegate) {
-            return RefusedTransportTask.refusing(error, delegate: delegate)
+            return RefusedTransportTask.refusing(error, delegate: delegate, on: transport.executor)
         }
         let requestControl = Self.requestControl(of: request)
         var entry = options.policy == .reloadIgnoringCache || requestControl.contains("no-store") ? nil : cachedResponse(for: request)
@@ -47,9 +47,9 @@ extension HTTPCache {
         // `only-if-cached` (§5.2.1.7): a stored response that may answer, or a 504; never the network.
         if protocolRules, requestControl.contains("only-if-cached") {
             if let entry, canAnswer(request, with: entry) || (offline && options.isUnreachable()) {
-                return CachedTask.deliver(entry.notModified(for: request) ?? entry, to: delegate, options: options)
+                return CachedTask.deliver(entry.notModified(for: request) ?? entry, to: delegate, options: options, on: transport.executor)
             }
-            return CachedTask.deliverGatewayTimeout(for: request, to: delegate)
+            return CachedTask.deliverGatewayTimeout(for: request, to: delegate, on: transport.executor)
         }
 
         // Answered from the cache: always for cache-only (a miss fails), any entry for
@@ -65,13 +65,13 @@ extension HTTPCache {
         // complete response can answer gets its 206 from the cache.
         if fromCache {
             let answer = entry.map { $0.notModified(for: request) ?? $0.partialContent(for: request) ?? $0 }
-            return CachedTask.deliver(answer, to: delegate, options: options)
+            return CachedTask.deliver(answer, to: delegate, options: options, on: transport.executor)
         }
         // `stale-while-revalidate` (RFC 5861 §3): the stale entry answers now, and one
         // revalidation in the background updates it.
         if protocolRules, let entry, canAnswerWhileRevalidating(request, with: entry) {
             revalidateInBackground(entry, request: request, transport: transport, options: options)
-            return CachedTask.deliver(entry.notModified(for: request) ?? entry, to: delegate, options: options)
+            return CachedTask.deliver(entry.notModified(for: request) ?? entry, to: delegate, options: options, on: transport.executor)
         }
         let (sent, revalidating) = conditionalRequest(for: request, entry: entry)
         // The caller's own condition goes to the server as it is, and the server's 304 to the
@@ -346,7 +346,7 @@ final class HTTPCacheExchange: TransportTaskDelegate, Sendable {
 }
 
 /// A task answered from the cache: the stored response's events are delivered
-/// asynchronously, as a network task's would be.
+/// asynchronously on the transport's executor, as a network task's would be.
 final class CachedTask: TransportTask, Sendable {
     // Sendable, checked by the compiler: the only mutable state, `cancelled`, sits behind one
     // Mutex.
@@ -354,10 +354,12 @@ final class CachedTask: TransportTask, Sendable {
 
     /// Answers `request` with `504 Gateway Timeout`, as a cache does for `only-if-cached` with
     /// nothing stored that may answer (RFC 9111 §5.2.1.7).
-    static func deliverGatewayTimeout(for request: URLRequest, to delegate: any TransportTaskDelegate) -> CachedTask {
+    static func deliverGatewayTimeout(
+        for request: URLRequest, to delegate: any TransportTaskDelegate, on executor: any TransferExecutor
+    ) -> CachedTask {
         let task = CachedTask()
         let head = request.url.map { HTTPResponseHead(url: $0, statusCode: 504, headers: ["Content-Length": "0"]) }
-        DispatchQueue.global().async {
+        executor.execute(urgent: false) {
             if task.cancelled.withLock({ $0 }) {
                 delegate.transportDidComplete(response: nil, error: URLError(.cancelled))
                 return
@@ -374,12 +376,12 @@ final class CachedTask: TransportTask, Sendable {
 
     /// Delivers `entry`, or fails with `resourceUnavailable` when there is none.
     static func deliver(
-        _ entry: CachedResponse?, to delegate: any TransportTaskDelegate, options: HTTPCacheOptions
+        _ entry: CachedResponse?, to delegate: any TransportTaskDelegate, options: HTTPCacheOptions, on executor: any TransferExecutor
     ) -> CachedTask {
         let task = CachedTask()
         let head = entry?.httpResponse()
         if head != nil { options.reportSource(.cache) }
-        DispatchQueue.global().async {
+        executor.execute(urgent: false) {
             if task.cancelled.withLock({ $0 }) {
                 delegate.transportDidComplete(response: nil, error: URLError(.cancelled))
                 return

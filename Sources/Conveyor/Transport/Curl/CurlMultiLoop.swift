@@ -14,10 +14,16 @@
     /// adds it and lets libcurl write the request itself, and only then hands the handle back and
     /// wakes the loop thread — whose wake-up now overlaps the server's work instead of delaying the
     /// request (measured: 20 µs of a 290 µs sequential request).
-    final class CurlMultiLoop: @unchecked Sendable {
+    ///
+    /// It is also the executor of the transfers it runs (``TransferExecutor``): their callbacks
+    /// already run on the owner, and other events of an operation (a cancel, a timer, an
+    /// adapter's answer) come in as `run` commands — at once on the calling thread when the
+    /// handle is idle, else by the owner between two `curl_multi_perform`s.
+    final class CurlMultiLoop: TransferExecutor, @unchecked Sendable {
         // @unchecked Sendable: `multi` is set once and only used by the owner (see `owner`); the
         // mutable state is `inbox` (commands and ownership, one Lock) and `owned` (the transfers,
-        // behind a Lock that only the owner takes, so it is never contended).
+        // behind a Lock that only the owner takes, so it is never contended). `driver` is an
+        // atomic the owner sets while it runs.
 
         typealias Handle = CurlLibrary.Handle
 
@@ -25,6 +31,8 @@
             case start(CurlTransfer)
             case cancel(CurlTransfer)
             case unpause(CurlTransfer)
+            /// A transfer event to run on the owner (see ``TransferExecutor``).
+            case run(@Sendable () -> Void)
         }
 
         /// Who may call into the multi handle.
@@ -57,6 +65,8 @@
         private let owned = Lock(Owned())
         /// Signalled once per hand-back of the handle to the idle loop thread.
         private let idle = DispatchSemaphore(value: 0)
+        /// The thread that owns the handle while it applies commands and drives libcurl.
+        private let driver = ExecutorThread()
 
         init(library: CurlLibrary, maximumConnectionsPerHost: Int) {
             self.library = library
@@ -108,6 +118,16 @@
             submit(.unpause(transfer))
         }
 
+        // MARK: - TransferExecutor
+
+        func execute(urgent: Bool, _ work: @escaping @Sendable () -> Void) {
+            // Commands run in order; a cancel is one command among few (body chunks are not
+            // queued here, libcurl hands them over as it reads them), so `urgent` needs no lane.
+            submit(.run(work))
+        }
+
+        var isCurrent: Bool { driver.isCurrent }
+
         /// Lets running transfers finish, then stops the thread (a later start restarts it).
         func invalidate() {
             let action = inbox.withLock { inbox -> HandBack in
@@ -138,11 +158,27 @@
                 perform(action)
                 return
             }
-            let busy = owned.withLock { owned in
-                apply(command, to: &owned)
-                return process(&owned)
+            let busy = driver.running {
+                owned.withLock { owned in
+                    apply(command, to: &owned)
+                    // What the command itself submitted (a transfer event that starts a task)
+                    // runs now, on this thread, as it would have had the command come first.
+                    while let more = takeCommands() {
+                        for command in more { apply(command, to: &owned) }
+                    }
+                    return process(&owned)
+                }
             }
             handBack(busy: busy)
+        }
+
+        /// Takes the commands waiting in the inbox, or nil when there are none.
+        private func takeCommands() -> [Command]? {
+            inbox.withLock { inbox -> [Command]? in
+                guard !inbox.commands.isEmpty else { return nil }
+                defer { inbox.commands.removeAll(keepingCapacity: true) }
+                return inbox.commands
+            }
         }
 
         /// Gives the handle up after a caller drove it: to the loop thread when a transfer runs or
@@ -198,6 +234,8 @@
                 if let handle = owned.running.first(where: { $0.value === transfer })?.key {
                     _ = library.easyPause(handle, CurlConstant.pauseContinue)
                 }
+            case .run(let work):
+                work()
             }
         }
 
@@ -255,13 +293,12 @@
         private func run() {
             guard let multi else { return }
             while true {
-                let commands = inbox.withLock { inbox -> [Command] in
-                    defer { inbox.commands.removeAll(keepingCapacity: true) }
-                    return inbox.commands
-                }
-                let busy = owned.withLock { owned -> Bool in
-                    for command in commands { apply(command, to: &owned) }
-                    return process(&owned)
+                let commands = takeCommands() ?? []
+                let busy = driver.running {
+                    owned.withLock { owned -> Bool in
+                        for command in commands { apply(command, to: &owned) }
+                        return process(&owned)
+                    }
                 }
                 if busy {
                     // Sleeps until a socket is ready or libcurl's next timer, at most a second;

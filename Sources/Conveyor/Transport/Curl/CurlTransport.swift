@@ -23,6 +23,9 @@
         let settings: Settings
         private let loop: CurlMultiLoop
 
+        /// The multi handle's owner runs the transfers' events (see ``CurlMultiLoop``).
+        var executor: any TransferExecutor { loop }
+
         /// `CONVEYOR_CURL_VERBOSE=1` makes libcurl describe every transfer on standard error
         /// (`CURLOPT_VERBOSE`): connections, TLS, headers — for debugging.
         static let verbose = ProcessInfo.processInfo.environment["CONVEYOR_CURL_VERBOSE"] == "1"
@@ -60,13 +63,13 @@
             do {
                 socketTarget = try route(for: request)
             } catch {
-                return RefusedTransportTask.refusing(error, delegate: delegate)
+                return RefusedTransportTask.refusing(error, delegate: delegate, on: loop)
             }
             var request = request
             var delegate = delegate
             // The stored cookies are read once, here, and sent as the request's own header.
             if let error = settings.cookies.stamp(&request, delegate: &delegate) {
-                return RefusedTransportTask.refusing(error, delegate: delegate)
+                return RefusedTransportTask.refusing(error, delegate: delegate, on: loop)
             }
             // The file is opened and checked here, on the caller's thread: no open (of a FIFO
             // swapped in, say) can block the loop thread, and a bad file fails before any send.
@@ -74,7 +77,7 @@
             do {
                 openFile = try bodyFile.map { snapshot throws(ConveyorError) in try OpenBodyFile(snapshot) }
             } catch {
-                return RefusedTransportTask.refusing(error, delegate: delegate)
+                return RefusedTransportTask.refusing(error, delegate: delegate, on: loop)
             }
             let transfer = CurlTransfer(
                 request: request, bodyFile: openFile, delegate: delegate, settings: settings, library: library, socketTarget: socketTarget)
