@@ -98,15 +98,21 @@ final class AdmittedTransportTask: TransportTask, Sendable {
     let admission: ConnectionAdmission
     let origin: Origin
     let delegate: any TransportTaskDelegate
+    /// What the task holds; it takes the place once given, and ends the task.
+    let release: AttemptRelease
     let delegateQueue: OperationQueue
     /// Its place in line at ``admission``.
     let ticket: Int
     private let phase = Lock(Phase.waiting)
 
-    init(admission: ConnectionAdmission, origin: Origin, delegate: any TransportTaskDelegate, delegateQueue: OperationQueue) {
+    init(
+        admission: ConnectionAdmission, origin: Origin, delegate: any TransportTaskDelegate, release: AttemptRelease,
+        delegateQueue: OperationQueue
+    ) {
         self.admission = admission
         self.origin = origin
         self.delegate = delegate
+        self.release = release
         self.delegateQueue = delegateQueue
         ticket = admission.makeTicket()
     }
@@ -122,10 +128,12 @@ final class AdmittedTransportTask: TransportTask, Sendable {
             // Cancelled while its place was being handed over: pass the place on, and complete.
             guard go else {
                 admission.release(origin)
-                let delegate = delegate
-                delegateQueue.addOperation { delegate.transportDidComplete(response: nil, error: URLError(.cancelled)) }
+                let (delegate, release) = (delegate, release)
+                delegateQueue.addOperation { release.complete(delegate, response: nil, error: URLError(.cancelled)) }
                 return
             }
+            // Given back when the task completes.
+            release.hold(admission: admission, origin: origin)
             delegate.transportDidLeaveConnectionQueue()
             let task = makeTask()
             let keep = phase.withLock { phase -> Bool in
@@ -148,8 +156,8 @@ final class AdmittedTransportTask: TransportTask, Sendable {
         case .waiting:
             // Never started: it completes here, as a URLSession task cancelled early would.
             if admission.withdraw(ticket, from: origin) {
-                let delegate = delegate
-                delegateQueue.addOperation { delegate.transportDidComplete(response: nil, error: URLError(.cancelled)) }
+                let (delegate, release) = (delegate, release)
+                delegateQueue.addOperation { release.complete(delegate, response: nil, error: URLError(.cancelled)) }
             }
         case .cancelled:
             break
@@ -168,27 +176,4 @@ final class AdmittedTransportTask: TransportTask, Sendable {
             if case .running(let task) = phase.withLock({ $0 }) { task.resume() }
         }
     #endif
-}
-
-/// Forwards a task's events and gives its place back (once) when it completes.
-final class AdmissionReleasingDelegate: ForwardingTransportTaskDelegate {
-    let wrapped: any TransportTaskDelegate
-    let admission: ConnectionAdmission
-    let origin: Origin
-    private let released = Lock(false)
-
-    init(_ wrapped: any TransportTaskDelegate, admission: ConnectionAdmission, origin: Origin) {
-        self.wrapped = wrapped
-        self.admission = admission
-        self.origin = origin
-    }
-
-    func transportDidComplete(response: HTTPResponseHead?, error: (any Error)?) {
-        let first = released.withLock { done -> Bool in
-            defer { done = true }
-            return !done
-        }
-        if first { admission.release(origin) }
-        wrapped.transportDidComplete(response: response, error: error)
-    }
 }

@@ -29,17 +29,16 @@ struct TransportCookies: Sendable {
     /// that leaves (both transports and the cache call it, so a request is stamped once and the
     /// cache decides on it as sent).
     ///
-    /// The cookie values are credentials Conveyor adds: they are registered for masking
-    /// (``SentSecrets``) and held for the exchange, by wrapping `delegate` (only when a cookie
-    /// was stamped).
-    /// - Returns: The error that refuses the request when a stored cookie could split the head.
-    func stamp(_ request: inout URLRequest, delegate: inout any TransportTaskDelegate) -> ConveyorError? {
-        guard let cookie = header(for: request) else { return nil }
-        guard HTTPGrammar.isValidField(name: "Cookie", value: cookie) else { return .invalidHeader(name: "Cookie") }
+    /// The cookie values are credentials Conveyor adds: the caller pins them for masking
+    /// (``SentSecrets``) for as long as the exchange runs, in its ``AttemptRelease``, once the
+    /// request is sure to be sent.
+    /// - Returns: The values to pin (none when no cookie was stamped).
+    /// - Throws: The error that refuses the request when a stored cookie could split the head.
+    func stamp(_ request: inout URLRequest) throws(ConveyorError) -> [String] {
+        guard let cookie = header(for: request) else { return [] }
+        guard HTTPGrammar.isValidField(name: "Cookie", value: cookie) else { throw .invalidHeader(name: "Cookie") }
         request.setHeader(cookie, for: "Cookie")
-        let values = SentSecrets.values(ofHeaders: [(key: "Cookie", value: cookie)])
-        if !values.isEmpty { delegate = SecretPinningDelegate(delegate, pinning: values) }
-        return nil
+        return SentSecrets.values(ofHeaders: [(key: "Cookie", value: cookie)])
     }
 
     /// The `Cookie` header for `request`, or nil (none stored, cookies off for the request, or

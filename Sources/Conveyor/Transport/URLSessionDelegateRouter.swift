@@ -16,10 +16,12 @@ import Foundation
 final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable {
     private struct State {
         var delegates: [Int: any TransportTaskDelegate] = [:]
+        /// What each task holds (its pumped body, body file, connection place, pinned values),
+        /// let go of as it completes; its pumped body answers URLSession's requests to send the
+        /// body again.
+        var releases: [Int: AttemptRelease] = [:]
         /// Why a task's server was not trusted (Apple platforms), reported when it completes.
         var trustFailures: [Int: String] = [:]
-        /// The pumped bodies of tasks, for URLSession's requests to send one again.
-        var bodies: [Int: PumpedRequestBody] = [:]
         /// Tasks whose challenge was refused because their body stream cannot be sent again
         /// (Linux), reported as `requestBodyStreamExhausted` when they complete.
         var exhaustedBodies: Set<Int> = []
@@ -45,11 +47,11 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         if let request = task.currentRequest ?? task.originalRequest { cookies.store(from: response, for: request) }
     }
 
-    /// Routes the events of `task` to `delegate`; `body` answers its requests for a new body stream.
-    func register(_ delegate: any TransportTaskDelegate, for task: URLSessionTask, body: PumpedRequestBody? = nil) {
+    /// Routes the events of `task` to `delegate`, and ends it through `release`.
+    func register(_ delegate: any TransportTaskDelegate, for task: URLSessionTask, release: AttemptRelease) {
         state.withLock { state in
             state.delegates[task.taskIdentifier] = delegate
-            if let body { state.bodies[task.taskIdentifier] = body }
+            state.releases[task.taskIdentifier] = release
         }
     }
 
@@ -88,8 +90,11 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
         totalBytesSent: Int64, totalBytesExpectedToSend: Int64
     ) {
-        delegate(for: task)?.transportDidSend(
-            bytes: bytesSent, totalBytesSent: totalBytesSent, totalBytesExpectedToSend: totalBytesExpectedToSend
+        let (delegate, release) = state.withLock { ($0.delegates[task.taskIdentifier], $0.releases[task.taskIdentifier]) }
+        // A body file's length is the total: corelibs sees a stream, of unknown length to it.
+        delegate?.transportDidSend(
+            bytes: bytesSent, totalBytesSent: totalBytesSent,
+            totalBytesExpectedToSend: release?.uploadLength ?? totalBytesExpectedToSend
         )
     }
 
@@ -171,7 +176,7 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         // URLSession sends the body again (an authentication challenge, a reused connection that
         // closed): a new pump reads it from the start. A caller's stream, which cannot be read
         // twice, gets nil, and URLSession fails the task (`requestBodyStreamExhausted`).
-        if let body = state.withLock({ $0.bodies[task.taskIdentifier] }) {
+        if let body = state.withLock({ $0.releases[task.taskIdentifier] })?.pump {
             completionHandler(body.makeStream())
             return
         }
@@ -200,12 +205,11 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         // A refused redirect's 3xx reaches only this callback, and may set cookies too.
         if let http = task.response as? HTTPURLResponse { storeCookies(of: http, for: task) }
-        let (delegate, trustFailure, exhaustedBody, redirectHeadDelivered) = state.withLock {
-            // The body's pump is stopped by the delegate in front of the operation's.
-            $0.bodies[task.taskIdentifier] = nil
-            return (
-                $0.delegates.removeValue(forKey: task.taskIdentifier), $0.trustFailures.removeValue(forKey: task.taskIdentifier),
-                $0.exhaustedBodies.remove(task.taskIdentifier) != nil, $0.redirectHeadsDelivered.remove(task.taskIdentifier) != nil
+        let (delegate, release, trustFailure, exhaustedBody, redirectHeadDelivered) = state.withLock {
+            (
+                $0.delegates.removeValue(forKey: task.taskIdentifier), $0.releases.removeValue(forKey: task.taskIdentifier),
+                $0.trustFailures.removeValue(forKey: task.taskIdentifier), $0.exhaustedBodies.remove(task.taskIdentifier) != nil,
+                $0.redirectHeadsDelivered.remove(task.taskIdentifier) != nil
             )
         }
         #if canImport(FoundationNetworking)
@@ -223,7 +227,7 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
                 exhaustedBody
                 ? "the request body stream cannot be sent again to answer the server's challenge"
                 : "the request body stream failed"
-            delegate?.transportDidComplete(response: nil, error: URLError.bodyStreamExhausted(text, url: url))
+            if let delegate, let release { release.complete(delegate, response: nil, error: URLError.bodyStreamExhausted(text, url: url)) }
             return
         }
         // A 3xx without a usable Location (see `redirectHeadsDelivered`): corelibs finished it
@@ -232,9 +236,12 @@ final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, Sendable
         if error == nil, !redirectHeadDelivered, let http = task.response as? HTTPURLResponse, (300..<400).contains(http.statusCode) {
             delegate?.transportDidReceive(response: HTTPResponseHead(http))
         }
-        // corelibs' codes and texts are decided here, before any delegate (the cache's included) sees them.
-        delegate?.transportDidComplete(
-            response: (task.response as? HTTPURLResponse).map(HTTPResponseHead.init),
+        // corelibs' codes and texts are decided here, before any delegate (the cache's included)
+        // sees them; the task's release stops its pump, gives its place back and may name the
+        // body's failure instead.
+        guard let delegate, let release else { return }
+        release.complete(
+            delegate, response: (task.response as? HTTPURLResponse).map(HTTPResponseHead.init),
             error: error.map { Self.completionError($0, url: url, trustFailure: trustFailure) })
     }
 

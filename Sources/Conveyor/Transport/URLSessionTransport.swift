@@ -151,10 +151,14 @@ final class URLSessionTransport: Transport {
         // timer) is the longest one here.
         let idle = request.timeoutInterval
         request.timeoutInterval = idle > 0 ? Seconds.clamped(idle).rounded(.up) + 1 : Seconds.maximum
-        var delegate = delegate
-        if let error = cookies.stamp(&request, delegate: &delegate) {
+        let stampedSecrets: [String]
+        do {
+            stampedSecrets = try cookies.stamp(&request)
+        } catch {
             return RefusedTransportTask.refusing(error, delegate: delegate, on: executor)
         }
+        // What the task holds, let go of when it completes (it completes through the router).
+        let release = AttemptRelease()
         var openFile: OpenBodyFile?
         if let bodyFile {
             // Checked and opened here (O_NONBLOCK: a FIFO cannot block this thread), not left to
@@ -164,7 +168,7 @@ final class URLSessionTransport: Transport {
             do {
                 let file = try OpenBodyFile(bodyFile)
                 openFile = file
-                delegate = BodyFileUploadDelegate(delegate, file: file)
+                release.hold(uploadFile: file)
             } catch {
                 return RefusedTransportTask.refusing(error, delegate: delegate, on: executor)
             }
@@ -188,12 +192,14 @@ final class URLSessionTransport: Transport {
                 request.setHeader(nil, for: "Content-Length")
             #endif
         }
+        // Pinned once the request is sure to be sent (nothing above refuses it any more).
+        release.pin(stampedSecrets)
         let prepared = request
         let session = session
         let router = router
         let bodyFileToSend = openFile
         let pumps = pumpsBodyStreams
-        @Sendable func makeTask(reporting delegate: any TransportTaskDelegate) -> (URLSessionTask, PumpedRequestBody?) {
+        @Sendable func makeTask() -> (URLSessionTask, PumpedRequestBody?) {
             var request = prepared
             // A new stream per task, reading the file opened above from its first byte.
             if let bodyFileToSend { request.httpBodyStream = BodyFileStream(opened: bodyFileToSend) }
@@ -202,11 +208,12 @@ final class URLSessionTransport: Transport {
             // URLSession's own file reading does not make.
             guard pumps, let source = request.httpBodyStream else {
                 let task = session.dataTask(with: request)
-                router.register(delegate, for: task)
+                router.register(delegate, for: task, release: release)
                 task.resume()
                 return (task, nil)
             }
             let body = PumpedRequestBody(source: source)
+            release.hold(pump: body)
             let stream = body.makeStream()
             // Without a stream (no pipe: out of descriptors) the task is cancelled at once and
             // reports the body's failure; the empty stream is never read.
@@ -215,7 +222,7 @@ final class URLSessionTransport: Transport {
             // A failed source cancels the task, reported as the source's failure.
             let delegateQueue = session.delegateQueue
             body.attach { [weak task] in task?.cancelInDelegateOrder(on: delegateQueue) }
-            router.register(PumpedBodyUploadDelegate(delegate, body: body), for: task, body: body)
+            router.register(delegate, for: task, release: release)
             task.resume()
             if stream == nil { task.cancelInDelegateOrder(on: delegateQueue) }
             return (task, body)
@@ -223,13 +230,13 @@ final class URLSessionTransport: Transport {
         // Requests share a limit under their ``Origin``, as connections are pooled; a URL without
         // one (no host) fails in URLSession at once and needs no place.
         guard let admission, let origin = Origin(prepared.url) else {
-            let (task, body) = makeTask(reporting: delegate)
+            let (task, body) = makeTask()
             return URLSessionTransportTask(task: task, delegateQueue: session.delegateQueue, body: body)
         }
-        let releasing = AdmissionReleasingDelegate(delegate, admission: admission, origin: origin)
-        let task = AdmittedTransportTask(admission: admission, origin: origin, delegate: delegate, delegateQueue: session.delegateQueue)
+        let task = AdmittedTransportTask(
+            admission: admission, origin: origin, delegate: delegate, release: release, delegateQueue: session.delegateQueue)
         // An admitted task's pump stops when the task completes (its cancel completes it).
-        task.enqueue { makeTask(reporting: releasing).0 }
+        task.enqueue { makeTask().0 }
         return task
     }
 

@@ -33,10 +33,16 @@ extension HTTPCache {
         // Decide on the request as sent: the transport would add the stored cookies, which
         // `Vary: Cookie` (and so the choice of a stored response) depends on.
         var request = request
-        var delegate = delegate
-        if let error = transport.cookies.stamp(&request, delegate: &delegate) {
+        let stampedSecrets: [String]
+        do {
+            stampedSecrets = try transport.cookies.stamp(&request)
+        } catch {
             return RefusedTransportTask.refusing(error, delegate: delegate, on: transport.executor)
         }
+        // The stamped values are the cache's to hold (the transport sees a request with its
+        // cookies set, and stamps none), until the attempt ends however it is answered.
+        let release = AttemptRelease()
+        release.pin(stampedSecrets)
         let requestControl = Self.requestControl(of: request)
         var entry = options.policy == .reloadIgnoringCache || requestControl.contains("no-store") ? nil : cachedResponse(for: request)
         // A stored part answers only a Range request inside it, as that range; for anything else it is a miss.
@@ -47,9 +53,10 @@ extension HTTPCache {
         // `only-if-cached` (§5.2.1.7): a stored response that may answer, or a 504; never the network.
         if protocolRules, requestControl.contains("only-if-cached") {
             if let entry, canAnswer(request, with: entry) || (offline && options.isUnreachable()) {
-                return CachedTask.deliver(entry.notModified(for: request) ?? entry, to: delegate, options: options, on: transport.executor)
+                return CachedTask.deliver(
+                    entry.notModified(for: request) ?? entry, to: delegate, options: options, release: release, on: transport.executor)
             }
-            return CachedTask.deliverGatewayTimeout(for: request, to: delegate, on: transport.executor)
+            return CachedTask.deliverGatewayTimeout(for: request, to: delegate, release: release, on: transport.executor)
         }
 
         // Answered from the cache: always for cache-only (a miss fails), any entry for
@@ -65,13 +72,14 @@ extension HTTPCache {
         // complete response can answer gets its 206 from the cache.
         if fromCache {
             let answer = entry.map { $0.notModified(for: request) ?? $0.partialContent(for: request) ?? $0 }
-            return CachedTask.deliver(answer, to: delegate, options: options, on: transport.executor)
+            return CachedTask.deliver(answer, to: delegate, options: options, release: release, on: transport.executor)
         }
         // `stale-while-revalidate` (RFC 5861 §3): the stale entry answers now, and one
         // revalidation in the background updates it.
         if protocolRules, let entry, canAnswerWhileRevalidating(request, with: entry) {
             revalidateInBackground(entry, request: request, transport: transport, options: options)
-            return CachedTask.deliver(entry.notModified(for: request) ?? entry, to: delegate, options: options, on: transport.executor)
+            return CachedTask.deliver(
+                entry.notModified(for: request) ?? entry, to: delegate, options: options, release: release, on: transport.executor)
         }
         let (sent, revalidating) = conditionalRequest(for: request, entry: entry)
         // The caller's own condition goes to the server as it is, and the server's 304 to the
@@ -84,7 +92,8 @@ extension HTTPCache {
             cache: self, request: sent, inner: delegate, options: options,
             mode: .load(
                 revalidating: revalidating, whenDisconnected: answerWhenDisconnected(request, with: entry, policy: options.policy),
-                staleIfError: staleIfError, freshening: freshening))
+                staleIfError: staleIfError, freshening: freshening),
+            release: release)
         return transport.startTask(for: sent, bodyFile: bodyFile, delegate: exchange)
     }
 
@@ -191,15 +200,22 @@ final class HTTPCacheExchange: TransportTaskDelegate, Sendable {
     private let inner: any TransportTaskDelegate
     private let options: HTTPCacheOptions
     private let mode: Mode
+    /// What the cache holds for the attempt (the values of the cookies it stamped), let go of
+    /// as the exchange completes.
+    private let release: AttemptRelease
     private let requestDate = Date()
     private let state = Lock(State())
 
-    init(cache: HTTPCache, request: URLRequest, inner: any TransportTaskDelegate, options: HTTPCacheOptions, mode: Mode) {
+    init(
+        cache: HTTPCache, request: URLRequest, inner: any TransportTaskDelegate, options: HTTPCacheOptions, mode: Mode,
+        release: AttemptRelease = AttemptRelease()
+    ) {
         self.cache = cache
         self.request = request
         self.inner = inner
         self.options = options
         self.mode = mode
+        self.release = release
     }
 
     func transportDidReceive(response: HTTPResponseHead) {
@@ -307,7 +323,7 @@ final class HTTPCacheExchange: TransportTaskDelegate, Sendable {
         case .load(_, let whenDisconnected, _, _):
             if let notModified {
                 if !notModified.data.isEmpty { inner.transportDidReceive(data: notModified.data) }
-                inner.transportDidComplete(response: notModified.httpResponse(), error: error)
+                release.complete(inner, response: notModified.httpResponse(), error: error)
                 return
             }
             // The connection failed before any response byte: the one rule decided what answers.
@@ -318,7 +334,7 @@ final class HTTPCacheExchange: TransportTaskDelegate, Sendable {
                     options.reportSource(.staleOnError)
                     inner.transportDidReceive(response: stored)
                     if !entry.data.isEmpty { inner.transportDidReceive(data: entry.data) }
-                    inner.transportDidComplete(response: stored, error: nil)
+                    release.complete(inner, response: stored, error: nil)
                     return
                 case .gatewayTimeout:
                     guard let url = request.url else { break }
@@ -330,7 +346,7 @@ final class HTTPCacheExchange: TransportTaskDelegate, Sendable {
                         headers: ["Content-Type": "text/plain; charset=utf-8", "Content-Length": String(reason.count)])
                     inner.transportDidReceive(response: gateway)
                     inner.transportDidReceive(data: reason)
-                    inner.transportDidComplete(response: gateway, error: nil)
+                    release.complete(inner, response: gateway, error: nil)
                     return
                 case .transportError: break
                 }
@@ -341,7 +357,7 @@ final class HTTPCacheExchange: TransportTaskDelegate, Sendable {
                 if let kept = options.responseHandler.map({ $0(entry) }) ?? entry { cache.storeUnlessPartOfStored(kept, for: request) }
             }
         }
-        inner.transportDidComplete(response: response, error: error)
+        release.complete(inner, response: response, error: error)
     }
 }
 
@@ -354,46 +370,50 @@ final class CachedTask: TransportTask, Sendable {
 
     /// Answers `request` with `504 Gateway Timeout`, as a cache does for `only-if-cached` with
     /// nothing stored that may answer (RFC 9111 §5.2.1.7).
+    /// `release` holds what the attempt holds, let go of as it completes.
     static func deliverGatewayTimeout(
-        for request: URLRequest, to delegate: any TransportTaskDelegate, on executor: any TransferExecutor
+        for request: URLRequest, to delegate: any TransportTaskDelegate, release: AttemptRelease,
+        on executor: any TransferExecutor
     ) -> CachedTask {
         let task = CachedTask()
         let head = request.url.map { HTTPResponseHead(url: $0, statusCode: 504, headers: ["Content-Length": "0"]) }
         executor.execute(urgent: false) {
             if task.cancelled.withLock({ $0 }) {
-                delegate.transportDidComplete(response: nil, error: URLError(.cancelled))
+                release.complete(delegate, response: nil, error: URLError(.cancelled))
                 return
             }
             guard let head else {
-                delegate.transportDidComplete(response: nil, error: URLError(.resourceUnavailable))
+                release.complete(delegate, response: nil, error: URLError(.resourceUnavailable))
                 return
             }
             delegate.transportDidReceive(response: head)
-            delegate.transportDidComplete(response: head, error: nil)
+            release.complete(delegate, response: head, error: nil)
         }
         return task
     }
 
-    /// Delivers `entry`, or fails with `resourceUnavailable` when there is none.
+    /// Delivers `entry`, or fails with `resourceUnavailable` when there is none; `release`
+    /// holds what the attempt holds, let go of as it completes.
     static func deliver(
-        _ entry: CachedResponse?, to delegate: any TransportTaskDelegate, options: HTTPCacheOptions, on executor: any TransferExecutor
+        _ entry: CachedResponse?, to delegate: any TransportTaskDelegate, options: HTTPCacheOptions, release: AttemptRelease,
+        on executor: any TransferExecutor
     ) -> CachedTask {
         let task = CachedTask()
         let head = entry?.httpResponse()
         if head != nil { options.reportSource(.cache) }
         executor.execute(urgent: false) {
             if task.cancelled.withLock({ $0 }) {
-                delegate.transportDidComplete(response: nil, error: URLError(.cancelled))
+                release.complete(delegate, response: nil, error: URLError(.cancelled))
                 return
             }
             guard let entry, let head else {
                 // Only the cache-only policy asks for a missing entry.
-                delegate.transportDidComplete(response: nil, error: URLError(.resourceUnavailable))
+                release.complete(delegate, response: nil, error: URLError(.resourceUnavailable))
                 return
             }
             delegate.transportDidReceive(response: head)
             if !entry.data.isEmpty { delegate.transportDidReceive(data: entry.data) }
-            delegate.transportDidComplete(response: head, error: nil)
+            release.complete(delegate, response: head, error: nil)
         }
         return task
     }

@@ -25,6 +25,8 @@
         /// The Unix domain socket the request goes over; nil for TCP.
         private let socketPath: String?
         let delegate: any TransportTaskDelegate
+        /// What the transfer holds beyond its body (pinned values), let go of as it completes.
+        private let release: AttemptRelease
         private let bodySource: CurlRequestBody.Source?
         private let settings: CurlTransport.Settings
         private let library: CurlLibrary
@@ -106,14 +108,15 @@
         }
 
         init(
-            request: URLRequest, bodyFile: OpenBodyFile?, delegate: any TransportTaskDelegate, settings: CurlTransport.Settings,
-            library: CurlLibrary, socketTarget: (url: URL, socketPath: String)? = nil
+            request: URLRequest, bodyFile: OpenBodyFile?, delegate: any TransportTaskDelegate, release: AttemptRelease,
+            settings: CurlTransport.Settings, library: CurlLibrary, socketTarget: (url: URL, socketPath: String)? = nil
         ) {
             self.request = request
             self.url = request.url ?? URL(fileURLWithPath: "/")
             self.wireURL = socketTarget?.url ?? url
             self.socketPath = socketTarget?.socketPath
             self.delegate = delegate
+            self.release = release
             self.settings = settings
             self.library = library
             if let bodyFile {
@@ -641,7 +644,7 @@
             complete(response: nil, error: error)
         }
 
-        /// Tells the delegate the transfer ended, once.
+        /// Tells the delegate the transfer ended, once, through its release.
         func complete(response: HTTPResponseHead?, error: (any Error)?) {
             let first = state.withLock { state -> Bool in
                 defer {
@@ -650,7 +653,7 @@
                 }
                 return !state.completed
             }
-            if first { delegate.transportDidComplete(response: response, error: error) }
+            if first { release.complete(delegate, response: response, error: error) }
         }
 
         /// Asks the delegate about a 401/407 challenge; true when the transfer is to be sent again

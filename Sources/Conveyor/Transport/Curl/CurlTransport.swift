@@ -66,9 +66,11 @@
                 return RefusedTransportTask.refusing(error, delegate: delegate, on: loop)
             }
             var request = request
-            var delegate = delegate
             // The stored cookies are read once, here, and sent as the request's own header.
-            if let error = settings.cookies.stamp(&request, delegate: &delegate) {
+            let stampedSecrets: [String]
+            do {
+                stampedSecrets = try settings.cookies.stamp(&request)
+            } catch {
                 return RefusedTransportTask.refusing(error, delegate: delegate, on: loop)
             }
             // The file is opened and checked here, on the caller's thread: no open (of a FIFO
@@ -79,8 +81,13 @@
             } catch {
                 return RefusedTransportTask.refusing(error, delegate: delegate, on: loop)
             }
+            // What the transfer holds beyond its own body: the stamped cookies' values, pinned
+            // until it completes.
+            let release = AttemptRelease()
+            release.pin(stampedSecrets)
             let transfer = CurlTransfer(
-                request: request, bodyFile: openFile, delegate: delegate, settings: settings, library: library, socketTarget: socketTarget)
+                request: request, bodyFile: openFile, delegate: delegate, release: release, settings: settings, library: library,
+                socketTarget: socketTarget)
             loop.start(transfer)
             return CurlTransportTask(transfer: transfer, loop: loop)
         }
