@@ -1,5 +1,6 @@
 import Conveyor
 import ConveyorLocking
+import ConveyorTestSupport
 import ConveyorTesting
 import Foundation
 import Testing
@@ -408,8 +409,9 @@ struct HostileTextTests {
             _ = try await client.get("get", parameters: ["to": "ftp://x/?token=Nested-Token-77"])
             let text = capture.lines.joined(separator: "\n")
             let base64 = Data("ada:Echoed-Pa55word".utf8).base64EncodedString()
-            #expect(!text.contains("Echoed-Pa55word") && !text.contains(base64), "\(text)")
-            #expect(!text.contains("Nested-Token-77"), "\(text)")
+            #expect(
+                !text.contains("Echoed-Pa55word") && !text.contains(base64), "\(Excerpt.of(text, showing: ["Echoed-Pa55word", base64]))")
+            #expect(!text.contains("Nested-Token-77"), "\(Excerpt.of(text, showing: ["Nested-Token-77"]))")
             #expect(text.contains("you are <redacted>"))
             // Error descriptions too.
             server.route("/echo-fail") { request in .text("denied for \(request.headers["Authorization"] ?? "")", status: 403) }
