@@ -44,7 +44,9 @@ struct AuthenticatorTests {
                     return (barrier.arrived == barrier.expected, true)
                 }
                 if release { for _ in 0..<shared.barrier.withLock({ $0.expected }) { shared.gate.signal() } }
-                if wait { _ = shared.gate.wait(timeout: .now() + 10) }
+                // 60 s only ends a hang: the 401s are held until every request of the batch has
+                // arrived, which takes seconds on a loaded machine (10 s let early ones go alone).
+                if wait { _ = shared.gate.wait(timeout: .now() + 60) }
                 return LocalHTTPServer.Response.text("expired", status: 401).with(headers: ["WWW-Authenticate": "Bearer"])
             }
         }

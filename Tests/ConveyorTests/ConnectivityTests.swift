@@ -7,7 +7,7 @@ import Testing
 
 /// One classification of connectivity failures (issue 37, items 2 and 17): decided where the
 /// transport's error is mapped, and asked by retry, the cache's `stale-if-error` and the outbox.
-@Suite("Connectivity failures: one classification for retry, cache and outbox", .timeLimit(.minutes(1)))
+@Suite("Connectivity failures: one classification for retry, cache and outbox", .timeLimit(.notAHang))
 struct ConnectivityTests {
     /// The failure of one GET on `client`.
     private func failure(of client: HTTPClient, _ path: String) async -> ConveyorError? {

@@ -151,7 +151,7 @@ struct NetworkLoggerTests {
             client.requestSerializer = .json
             _ = try await client.post("post", parameters: ["token": "SECRET-JSON", "nested": ["secret": "SECRET-NESTED", "ok": 1]])
             let text = capture.lines.joined(separator: "\n")
-            #expect(!text.contains("SECRET"), "\(text)")
+            #expect(!text.contains("SECRET"), "\(Excerpt.of(text, showing: ["SECRET"]))")
             #expect(text.contains("Authorization: <redacted>") && text.contains("Cookie: <redacted>"))
             #expect(text.contains("api_key=%3Credacted%3E&page=2"))
             #expect(text.contains("password=<redacted>") && text.contains("name=ada"))

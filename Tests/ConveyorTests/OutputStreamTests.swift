@@ -52,8 +52,9 @@ struct OutputStreamTests {
         defer { release.signal() }
         server.route("/held") { _ in
             headAsked.continuation.yield()
-            // Held on the server's connection thread until the test is over (bounded).
-            _ = release.wait(timeout: .now() + 10)
+            // Held on the server's connection thread until the test is over; 60 s only ends a
+            // hang (at 10 s a loaded machine's late cancel could meet the answer instead).
+            _ = release.wait(timeout: .now() + 60)
             return .text("late")
         }
         let client = testClient(server, transport)

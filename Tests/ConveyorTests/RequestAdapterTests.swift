@@ -14,7 +14,7 @@ final class AttemptLog: Sendable {
     var attempts: [Int] { log.withLock { $0 } }
 }
 
-@Suite("Request adapters: every attempt adapted, from the unadapted request, bounded by the operation's clocks", .timeLimit(.minutes(1)))
+@Suite("Request adapters: every attempt adapted, from the unadapted request, bounded by the operation's clocks", .timeLimit(.notAHang))
 struct RequestAdapterTests {
     /// Appends (never sets) `X-Attempt` with the attempt and `X-Origin` with the origin flag:
     /// a header appended twice would show that a run started from an adapted request.

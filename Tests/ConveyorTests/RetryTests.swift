@@ -165,9 +165,10 @@ struct RetryTests {
         var configuration = HTTPClient.Configuration.default
         configuration.transport = transport
         configuration.cache = nil
-        // 2 s: the third attempt must fit its fresh budget even on a machine loaded by the
-        // parallel suites (1 s was missed there once, by a tiny response).
-        configuration.resourceTimeout = 2.0
+        // 5 s: the first and third attempts (tiny responses, milliseconds when quiet) must fit
+        // their budgets on a loaded machine too (1 s was missed once in a full parallel run, and
+        // 2 s left little room beside other builds, load average 10-20).
+        configuration.resourceTimeout = 5.0
         configuration.retryPolicy = RetryPolicy(maximumAttempts: 3) { context, completion in
             answers.withLock { $0.append(completion) }  // "Retry?" is on screen now
             asked.continuation.yield(context.error)
@@ -181,12 +182,12 @@ struct RetryTests {
                 }
                 switch hit {
                 case 1: return .init(status: 503)
-                case 2:  // slower than the resource timeout: one byte every 0.2 s for 6 s
+                case 2:  // slower than the resource timeout: one byte every 0.5 s for 15 s
                     return .init(
                         headers: ["Content-Length": "30"],
                         body: .stream(chunked: false) { writer in
                             for _ in 0..<30 {
-                                Thread.sleep(forTimeInterval: 0.2)  // pacing the drip, not synchronisation
+                                Thread.sleep(forTimeInterval: 0.5)  // pacing the drip, not synchronisation
                                 try writer.write(Data("x".utf8))  // throws once the client has gone
                             }
                         })
@@ -200,7 +201,7 @@ struct RetryTests {
             var questions = asked.stream.makeAsyncIterator()
             #expect(await questions.next()?.statusCode == 503)
             // The person thinks for longer than a resource budget: nothing may time out meanwhile.
-            try await Task.sleep(for: .seconds(2.5))
+            try await Task.sleep(for: .seconds(6))
             #expect(!operation.isFinished)
             answers.withLock { $0.removeFirst() }(.retry(after: 0, request: nil))
             // The slow second attempt outlives its budget: decide hears about it like any failure.
@@ -208,9 +209,9 @@ struct RetryTests {
                 Issue.record("the resource timeout did not reach decide")
                 return
             }
-            #expect(after == 2.0)
+            #expect(after == 5.0)
             answers.withLock { $0.removeFirst() }(.retry(after: 0, request: nil))
-            // The third attempt has the whole budget again, though the operation is far past 2 s.
+            // The third attempt has the whole budget again, though the operation is far past 5 s.
             let outcome = await probe.outcome()
             #expect(outcome.data.map { String(decoding: $0, as: UTF8.self) } == "third time", "\(outcome)")
             #expect(hits.withLock { $0 } == 3)
@@ -245,21 +246,31 @@ struct RetryTests {
         var configuration = HTTPClient.Configuration.default
         configuration.transport = transport
         configuration.cache = nil
-        // The budget applies to the retry too: 2 s, not less, so that a loaded machine (the full
-        // suite on two cores) still answers the second attempt inside it.
-        configuration.resourceTimeout = 2
-        // The old attempt, left running, would drip on for 18 s more, through the back-off and
+        // The budget applies to the retry too: 5 s, not less, so that a loaded machine (the full
+        // suite on two cores beside other builds) still answers the second attempt inside it.
+        configuration.resourceTimeout = 5
+        // The old attempt, left running, would drip on for 15 s more, through the back-off and
         // past the retry's answer.
         configuration.retryPolicy = RetryPolicy(maximumAttempts: 2) { _, completion in completion(.retry(after: 1, request: nil)) }
         try await withServer(configuration: configuration) { server, client in
             let hits = Lock(0)
+            let firstEnded = DispatchSemaphore(value: 0)
             server.route("/drip-then-answer") { _ in
                 let hit = hits.withLock { count -> Int in
                     count += 1
                     return count
                 }
-                guard hit == 1 else { return .text("second") }
-                // One byte every 0.5 s for 20 s: far slower than the 2 s resource budget.
+                // The retry's answer waits for the server to see the first transfer end (60 s at
+                // most, which only ends a hang). Whether the server's next write notices the close
+                // before a 1 s back-off and a fresh request is a race with the load (lost once on
+                // URLSession beside other builds), not a promise; the promise is that the transfer
+                // stops. Left running, it would drip to its end without the event, and the answer
+                // would come at the fallback, after the operation had finished.
+                guard hit == 1 else {
+                    _ = firstEnded.wait(timeout: .now() + 60)
+                    return .text("second")
+                }
+                // One byte every 0.5 s for 20 s: far slower than the 5 s resource budget.
                 return .init(
                     headers: ["Content-Length": "40"],
                     body: .stream(chunked: false) { writer in
@@ -270,6 +281,7 @@ struct RetryTests {
                             }
                         } catch {
                             events.continuation.yield(.firstTransferEnded)
+                            firstEnded.signal()
                             throw error
                         }
                     })

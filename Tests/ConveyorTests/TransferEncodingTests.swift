@@ -7,7 +7,7 @@ import Testing
 /// error 61 "Unrecognized content encoding type" (the HTTP cache test suite's
 /// `headers-store-Transfer-Encoding`). The curl transport hands the body over as it arrived, as
 /// it does for an unknown `Content-Encoding`; corelibs URLSession cannot (see the test below).
-@Suite("Unknown transfer codings", .timeLimit(.minutes(1)))
+@Suite("Unknown transfer codings", .timeLimit(.notAHang))
 struct TransferEncodingTests {
     /// A raw answer with `Transfer-Encoding: <codings>`: the body delimited by the connection's
     /// close, or chunked when the codings end with `chunked`.

@@ -212,7 +212,8 @@ struct DeadlineSchedulerTests {
         }
         rearmedBox.withLock { $0 = rearmed }
         let waited: Bool = await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: done.wait(timeout: .now() + 5) == .success) }
+            // Not a hang: the timers are due within 0.1 s; 60 s leaves a loaded machine room.
+            Thread.detachNewThread { continuation.resume(returning: done.wait(timeout: .now() + 60) == .success) }
         }
         #expect(waited)
         #expect(fired.all == ["rearmed 1", "rearmed 2", "late"])
@@ -242,7 +243,7 @@ struct DeadlineSchedulerTests {
     private static func wait(for semaphore: DispatchSemaphore) async {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
-                _ = semaphore.wait(timeout: .now() + 10)
+                _ = semaphore.wait(timeout: .now() + 60)  // not a hang: the timer is due within 0.05 s
                 continuation.resume()
             }
         }

@@ -187,7 +187,7 @@ struct NetnsScenario {
         // The outbox hears the change through a handler of its own, a hop after the client's
         // handler above: an item sent before that hop is attempted (and fails to connect, then
         // waits for its retry) instead of parked. Wait for the outbox's own view (bounded).
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)  // only ends a hang, inside the helper's 60 s
         while !outbox.state.withLock({ $0.offline }) {
             guard ContinuousClock.now < deadline else { throw NetnsFailure(description: "the outbox never heard the loopback go down") }
             try await Task.sleep(for: .milliseconds(1))

@@ -39,7 +39,8 @@ func redirectChaosChild(arguments: [String]) -> Never {
                 operation.resume()
             }
         }
-        guard completions.wait(timeout: .now() + 10) == .success else {
+        // 60 s only ends a hang (an iteration takes milliseconds; the parent's watchdog is 120 s).
+        guard completions.wait(timeout: .now() + 60) == .success else {
             say("missing completion \(iteration)")
             exit(3)
         }

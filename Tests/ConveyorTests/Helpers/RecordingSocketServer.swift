@@ -22,6 +22,9 @@ final class RecordingSocketServer: Sendable {
         let complete: Bool
         /// Bytes after the announced body, until the client closed.
         let trailing: Int
+        /// Whether the exchange ended with the client closing the connection (a read of 0 bytes
+        /// or a reset), not with the server's own 20 s read timeout.
+        var closedByClient = true
 
         /// The values of the head's field `name`, in order.
         func values(of name: String) -> [String] {
@@ -61,20 +64,21 @@ final class RecordingSocketServer: Sendable {
     /// Lets a held body be read (see `holdsBody`).
     func releaseBody() { bodyGate.signal() }
 
-    /// Waits (at most 20 s) until a request head has arrived.
+    /// Waits (at most 60 s, which only ends a hang) until a request head has arrived.
     func waitForHead() async -> Bool {
         let semaphore = headArrived
         return await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: semaphore.wait(timeout: .now() + 20) == .success) }
+            Thread.detachNewThread { continuation.resume(returning: semaphore.wait(timeout: .now() + 60) == .success) }
         }
     }
 
-    /// The first `count` connections' exchanges, once recorded (waits at most 20 s for each).
+    /// The first `count` connections' exchanges, once recorded (waits at most 60 s for each,
+    /// which only ends a hang).
     func exchanges(_ count: Int) async -> [Exchange] {
         let semaphore = recorded
         for _ in 0..<count {
             let arrived = await withCheckedContinuation { continuation in
-                Thread.detachNewThread { continuation.resume(returning: semaphore.wait(timeout: .now() + 20) == .success) }
+                Thread.detachNewThread { continuation.resume(returning: semaphore.wait(timeout: .now() + 60) == .success) }
             }
             if !arrived { break }
         }
@@ -105,8 +109,10 @@ final class RecordingSocketServer: Sendable {
     private func handle(_ connection: Int32) -> Exchange? {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var received = Data()
+        var timedOut = false
         func readMore() -> Bool {
             let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { timedOut = true }
             guard count > 0 else { return false }
             received.append(contentsOf: buffer[0..<count])
             return true
@@ -138,7 +144,9 @@ final class RecordingSocketServer: Sendable {
                 received = Data()
             }
         }
-        return Exchange(head: head, announced: announced, body: body, complete: complete, trailing: trailing)
+        var exchange = Exchange(head: head, announced: announced, body: body, complete: complete, trailing: trailing)
+        exchange.closedByClient = !timedOut
+        return exchange
     }
 }
 

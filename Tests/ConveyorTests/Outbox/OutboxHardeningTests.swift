@@ -10,7 +10,7 @@ import Testing
     import Glibc
 #endif
 
-@Suite("Outbox: hostile directories, races with close, file modes and exact counts", .timeLimit(.minutes(2)))
+@Suite("Outbox: hostile directories, races with close, file modes and exact counts", .timeLimit(.notAHang))
 struct OutboxHardeningTests {
     /// Creates an empty file whose name is `bytes` (which need not be UTF-8) in `directory`.
     static func createFile(rawName bytes: [UInt8], in directory: URL) {

@@ -9,7 +9,7 @@ import Testing
     import Glibc
 #endif
 
-@Suite("Outbox: the directory's lock, across processes and children", .timeLimit(.minutes(1)))
+@Suite("Outbox: the directory's lock, across processes and children", .timeLimit(.notAHang))
 struct OutboxLockTests {
     /// Runs the helper's outbox scenario with nothing to send; returns its exit status and lines.
     static func helperOpens(_ server: LocalHTTPServer, _ directory: URL) async throws -> (status: Int32, lines: [String]) {

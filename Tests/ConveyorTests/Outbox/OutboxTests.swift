@@ -5,7 +5,7 @@ import Testing
 
 @testable import Conveyor
 
-@Suite("Outbox: delivery, retries, limits and files", .timeLimit(.minutes(1)))
+@Suite("Outbox: delivery, retries, limits and files", .timeLimit(.notAHang))
 struct OutboxTests {
     struct Note: Codable {
         let index: Int

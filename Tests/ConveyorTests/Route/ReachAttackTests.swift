@@ -5,7 +5,7 @@ import Testing
 
 /// Findings of the independent attack on proxies, address overrides and request adapters
 /// (round 4), each a test that failed before its fix.
-@Suite("Reach and adapters: what the independent attack broke", .timeLimit(.minutes(1)))
+@Suite("Reach and adapters: what the independent attack broke", .timeLimit(.notAHang))
 struct ReachAttackTests {
     @Test(
         "An adapter that returns a request without an http(s) URL fails typed, on both transports (URLSession trapped)",

@@ -1,5 +1,6 @@
 import Conveyor
 import ConveyorLocking
+import ConveyorTestSupport
 import ConveyorTesting
 import Foundation
 import Testing
@@ -171,7 +172,7 @@ struct HostileStreamTests {
                         connectionClosed.signal()
                         throw error
                     }
-                    if writer.waitForClientToClose(timeout: 20) { connectionClosed.signal() }
+                    if writer.waitForClientToClose(timeout: 60) { connectionClosed.signal() }
                 })
         }
         let stream = try await testClient(server, transport).stream("endless")
@@ -181,13 +182,13 @@ struct HostileStreamTests {
             guard case .streamFailed(.lineTooLong(let limit))? = error as? ConveyorError else { return false }
             return limit == 100_000
         }
-        // The event, not a time: 20 s only ends the wait when the client never closes. Checked on
+        // The event, not a time: 60 s only ends the wait when the client never closes (not a hang). Checked on
         // both transports. (With a 1 GiB body, URLSession on Linux — no backpressure — sometimes
         // read the whole body before the consumer reached the limit: the transfer had ended
         // before the cancel, and its connection stayed open for reuse. That was the earlier
         // "known issue"; this body never ends, so only the cancel can close the connection.)
-        let closed = try await offPool { connectionClosed.wait(timeout: .now() + 20) == .success }
-        #expect(closed, "the connection was still open 20 s after lineTooLong: the transfer did not stop")
+        let closed = try await offPool { connectionClosed.wait(timeout: .now() + 60) == .success }
+        #expect(closed, "the connection was still open 60 s after lineTooLong: the transfer did not stop")
         #expect(stream.bufferLimit == HTTPStream.defaultBufferLimit && HTTPStream.defaultMaximumLineLength == 1_048_576)
     }
 
@@ -408,8 +409,9 @@ struct HostileTextTests {
             _ = try await client.get("get", parameters: ["to": "ftp://x/?token=Nested-Token-77"])
             let text = capture.lines.joined(separator: "\n")
             let base64 = Data("ada:Echoed-Pa55word".utf8).base64EncodedString()
-            #expect(!text.contains("Echoed-Pa55word") && !text.contains(base64), "\(text)")
-            #expect(!text.contains("Nested-Token-77"), "\(text)")
+            #expect(
+                !text.contains("Echoed-Pa55word") && !text.contains(base64), "\(Excerpt.of(text, showing: ["Echoed-Pa55word", base64]))")
+            #expect(!text.contains("Nested-Token-77"), "\(Excerpt.of(text, showing: ["Nested-Token-77"]))")
             #expect(text.contains("you are <redacted>"))
             // Error descriptions too.
             server.route("/echo-fail") { request in .text("denied for \(request.headers["Authorization"] ?? "")", status: 403) }
@@ -456,6 +458,7 @@ struct StreamAllowanceTests {
         defer { server.stop() }
         let release = DispatchSemaphore(value: 0)
         let opened = AsyncStream.makeStream(of: Void.self)
+        let ended = Lock(0)
         server.route("/feed") { _ in
             .init(
                 headers: ["Content-Type": "text/event-stream"],
@@ -465,6 +468,7 @@ struct StreamAllowanceTests {
                     // Held open until the test ends: beside four CPU-bound processes the streams
                     // outlived a 20 s hold here and ended without the cancellation.
                     _ = release.wait(timeout: .now() + 120)
+                    ended.withLock { $0 += 1 }
                 })
         }
         let client = testClient(server, transport) { configuration in
@@ -481,9 +485,12 @@ struct StreamAllowanceTests {
             count += 1
             if count == 10 { break }
         }
-        let started = ContinuousClock.now
+        // "At once" as an order of events, not a time: the GET is answered while all ten streams
+        // still hold their connections and operations. Starved, it could only run once a stream
+        // had ended (released below, or at the 120 s hold or idle timeout). A bound of 4 s failed
+        // in all three runs on a machine with load average 10-20, and passed alone.
         #expect(try await client.get("bytes/10").count == 10)
-        #expect(ContinuousClock.now - started < .seconds(4))
+        #expect(ended.withLock { $0 } == 0, "the GET was answered only after a stream had ended")
         // cancelAllOperations reaches streams too: each ends with the cancellation, and before
         // its 120 s idle timeout (the streams are silent after their first line, so the idle
         // timeout would end them too, with another error; the server ends them at 120 s without

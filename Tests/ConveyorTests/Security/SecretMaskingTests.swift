@@ -1,5 +1,6 @@
 import Conveyor
 import ConveyorLocking
+import ConveyorTestSupport
 import ConveyorTesting
 import Foundation
 import Testing
@@ -36,14 +37,10 @@ struct SecretMaskingTests {
             sourceLocation: sourceLocation)
     }
 
-    /// What a failure prints of a captured log: its line count and at most ten lines — those
-    /// holding `needle`, else the first — each cut at 300 characters (issue 53: one failure
-    /// printed a whole log of 7,554 lines).
+    /// What a failure prints of a captured log: its line count and at most ten lines, those
+    /// holding `needle` if any (issue 53: one failure printed a whole log of 7,554 lines).
     static func excerpt(_ text: String, showing needle: String?) -> String {
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        let hits = needle.map { needle in lines.filter { $0.contains(needle) } } ?? []
-        let chosen = (hits.isEmpty ? Array(lines) : hits).prefix(10).map { String($0.prefix(300)) }
-        return "\(lines.count) lines captured; \(hits.isEmpty ? "the first" : "those showing it"):\n" + chosen.joined(separator: "\n")
+        Excerpt.of(text, showing: needle.map { [$0] } ?? [])
     }
 
     /// Runs one operation for `path` (configured by `configure`) and returns its body as text.

@@ -1,4 +1,5 @@
 import Conveyor
+import ConveyorTestSupport
 import ConveyorTesting
 import Foundation
 import Testing
@@ -112,7 +113,9 @@ struct SecurityTests {
             ] {
                 #expect(!all.contains(secret), "\(secret) leaked")
             }
-            #expect(all.contains("user[password]=<redacted>") || all.contains("user%5Bpassword%5D=%3Credacted%3E"), "\(all)")
+            #expect(
+                all.contains("user[password]=<redacted>") || all.contains("user%5Bpassword%5D=%3Credacted%3E"),
+                "\(Excerpt.of(all, showing: ["password"]))")
         }
     }
 }
