@@ -11,23 +11,30 @@ extension HTTPRequestOperation {
         // Read before the lock: `Operation` guards `isCancelled` with a lock of its own, and the
         // operation's lock is never held while taking another.
         let cancelled = isCancelled
-        let action = transfer { $0.start(isCancelled: cancelled, now: .now(), date: Date()) }
+        // The settings are resolved in the lock that starts the run: every event after it reads them.
+        let (action, settings, current) = mutableState.withLock {
+            state -> (TransferStateMachine.StartAction, ResolvedSettings?, URLRequest) in
+            let action = state.transfer.start(isCancelled: cancelled, now: .now(), date: Date())
+            if case .none = action { return (action, nil, state.transfer.currentRequest) }
+            state.resolveSettings(for: request)
+            return (action, state.settings, state.transfer.currentRequest)
+        }
         switch action {
         case .none: return
         case .finish(let error): finish(.failure(error))
         case .execute:
-            guard transition(from: [.ready], to: .executing) else { return }
-            announceStart()
-            armTimers()
-            send(currentRequest)
+            guard let settings, transition(from: [.ready], to: .executing) else { return }
+            announceStart(settings)
+            armTimers(settings.timeouts)
+            send(current)
         }
     }
 
     /// Tells the world the operation runs (once: by its start, or by the resume of one paused
     /// before its queue started it — that one was not announced; found by the independent attack).
-    private func announceStart() {
+    private func announceStart(_ settings: ResolvedSettings) {
         NotificationCenter.default.post(name: .conveyorOperationDidStart, object: self)
-        report { [request] in $0.requestDidStart(self, request: request) }
+        settings.hooks?.monitors?.post(self) { [request] in $0.requestDidStart(self, request: request) }
         beginBackgroundTaskIfRequested()
     }
 
@@ -83,9 +90,14 @@ extension HTTPRequestOperation {
         guard transition(from: [.paused], to: .ready) else { return }
         // Paused before its queue started it: the queue will.
         guard hasStarted, transition(from: [.ready], to: .executing) else { return }
-        if transfer({ $0.firstRun(now: .now(), date: Date()) }) { announceStart() }
-        armTimers()
-        send(currentRequest)
+        // A resume begins a run: settings assigned while paused (or while running before) apply from here.
+        let (first, settings, current) = mutableState.withLock { state in
+            state.resolveSettings(for: request)
+            return (state.transfer.firstRun(now: .now(), date: Date()), state.settings, state.transfer.currentRequest)
+        }
+        if first { announceStart(settings) }
+        armTimers(settings.timeouts)
+        send(current)
     }
 
     /// Why the operation was cancelled (`.explicit` unless a client drained it).
@@ -103,8 +115,8 @@ extension HTTPRequestOperation {
 
     /// Arms the idle timer and, if configured, the resource timer (again after a resume and
     /// before each retry).
-    func armTimers() {
-        let (idle, resource) = mutableState.withLock { ($0.idleTimeout, $0.resourceTimeout) }
+    func armTimers(_ timeouts: ResolvedSettings.Timeouts) {
+        let (idle, resource) = (timeouts.idle, timeouts.resource)
         let idleTimer =
             idle > 0 && idle.isFinite ? makeTimer(after: idle) { [weak self] in self?.idleTimerFired(interval: idle) } : nil
         // A timeout is a failure like any other: the retry policy (and its `decide`) sees it.
