@@ -176,14 +176,14 @@ extension PumpThreadSuites {
             let transport = TransportFactory.make(for: configuration)
             defer { transport.invalidate() }
             let first = Heard(watching: value)
-            _ = transport.startTask(for: URLRequest(url: url), bodyFile: nil, delegate: first)
+            _ = transport.startTask(for: URLRequest(url: url), bodyFile: nil, plan: AttemptPlan(idleTimeout: 60), delegate: first)
             await held.arrived()
             #expect(SentSecrets.shared.pinCount(value) == 1)
             // A second request to the origin: on URLSession (Linux) it waits for the one place,
             // and its cancel there ends it without a task; on curl libcurl queues it. Either way
             // its own pin goes with it.
             let second = Heard(watching: value)
-            let waiting = transport.startTask(for: URLRequest(url: url), bodyFile: nil, delegate: second)
+            let waiting = transport.startTask(for: URLRequest(url: url), bodyFile: nil, plan: AttemptPlan(idleTimeout: 60), delegate: second)
             #expect(SentSecrets.shared.pinCount(value) == 2)
             waiting.cancel()
             await second.completed()

@@ -98,7 +98,7 @@
         /// `fetch`, and whether the transfer completed exactly once (see `completedOnce`).
         private func fetchCounted(_ transport: CurlTransport, _ url: URL) async -> (Result<Int, any Error>, Int, Bool) {
             let outcome = Outcome()
-            _ = transport.startTask(for: URLRequest(url: url), bodyFile: nil, delegate: outcome)
+            _ = transport.startTask(for: URLRequest(url: url), bodyFile: nil, plan: AttemptPlan(idleTimeout: 60), delegate: outcome)
             let result = await outcome.result()
             return (result, outcome.bodyCount, (try? await outcome.completedOnce()) ?? false)
         }
@@ -145,7 +145,8 @@
                 // Running: the loop thread owns the handle when the cancel arrives.
                 let slow = Outcome()
                 let task = transport.startTask(
-                    for: URLRequest(url: server.baseURL.appendingPathComponent("delay/10")), bodyFile: nil, delegate: slow)
+                    for: URLRequest(url: server.baseURL.appendingPathComponent("delay/10")), bodyFile: nil,
+                    plan: AttemptPlan(idleTimeout: 60), delegate: slow)
                 task.cancel()
                 #expect((await slow.result()).failureCode == .cancelled)
                 #expect(try await slow.completedOnce())
@@ -153,7 +154,8 @@
                 // nothing more.
                 let late = Outcome()
                 let finished = transport.startTask(
-                    for: URLRequest(url: server.baseURL.appendingPathComponent("get")), bodyFile: nil, delegate: late)
+                    for: URLRequest(url: server.baseURL.appendingPathComponent("get")), bodyFile: nil, plan: AttemptPlan(idleTimeout: 60),
+                    delegate: late)
                 #expect(try (await late.result()).get() == 200)
                 #expect(try await late.completedOnce())
                 // After its one completion: a cancel reports nothing more (no second completion

@@ -5,8 +5,9 @@ import Foundation
 import Testing
 
 /// The two defects issue 52 found by reading the engine: each decision is taken twice, with
-/// different inputs. Both run today inside `withKnownIssue`, so the suite stays green and turns
-/// red the moment the engine fixes them (then the wrapper goes, as the issue's "Done when" asks).
+/// different inputs. One still open runs inside `withKnownIssue`, so the suite stays green and
+/// turns red the moment the engine fixes it (then the wrapper goes, as the issue's "Done when"
+/// asks); the idle timeout's, fixed, runs bare.
 @Suite("The engine's split decisions (issue 52)")
 struct EngineDefectTests {
     /// A `RedirectPolicy` handler that refuses a hop makes the 3xx the response, as documented —
@@ -40,9 +41,10 @@ struct EngineDefectTests {
         }
     }
 
-    /// Raising `operation.idleTimeout` above the request's `timeoutInterval` works on curl; on
-    /// URLSession the transfer still timed out at the request's value (the idle timeout had two
-    /// homes: the request's and the operation's).
+    /// Raising `operation.idleTimeout` above the request's `timeoutInterval` worked on curl; on
+    /// URLSession the transfer still timed out at the request's value, plus a second, and the
+    /// error named the operation's (the idle timeout had two homes: the request's and the
+    /// operation's). The transports now take it from the operation.
     @Test(
         "An operation's idle timeout above the client's is the one that holds",
         arguments: HTTPClient.TransportKind.testedKinds)
@@ -56,10 +58,28 @@ struct EngineDefectTests {
         probe.attach(to: operation)
         client.enqueue(operation)
         let outcome = await probe.outcome()
-        withKnownIssue("issue 52: the URLSession transport reads the request's timeoutInterval") {
-            #expect(outcome.error == nil, "\(String(describing: outcome.error))")
-        } when: {
-            transport == .urlSession
+        #expect(outcome.error == nil, "\(String(describing: outcome.error))")
+    }
+
+    /// The other way round: an operation's idle timeout below the request's ends the transfer
+    /// at its own value, and the error names that value.
+    @Test(
+        "An operation's idle timeout below the client's ends the transfer and is the one the error names",
+        arguments: HTTPClient.TransportKind.testedKinds)
+    func operationIdleTimeoutNamed(transport: HTTPClient.TransportKind) async throws {
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let client = testClient(server, transport) { $0.idleTimeout = 60 }
+        let operation = client.operation(with: try client.request(method: .get, path: "delay/3"), success: nil, failure: nil)
+        operation.idleTimeout = 1
+        let probe = CompletionProbe()
+        probe.attach(to: operation)
+        client.enqueue(operation)
+        let outcome = await probe.outcome()
+        guard case .timedOut(.idle, let after)? = outcome.error else {
+            Issue.record("expected an idle timeout, got \(String(describing: outcome.error))")
+            return
         }
+        #expect(after == 1)
     }
 }

@@ -172,8 +172,8 @@ open class FileDownloadOperation: HTTPRequestOperation, @unchecked Sendable {
 
     // MARK: - Streaming to the file
 
-    override func makeBodyFile(for response: HTTPResponseHead, appendingTo partialFile: URL?) throws -> ResponseBodyFile? {
-        guard storesBody(of: response) else { return nil }
+    override func makeBodyFile(for response: HTTPResponseHead, appendingTo partialFile: URL?, stores: Bool) throws -> ResponseBodyFile? {
+        guard stores else { return nil }
         let (destination, options) = (setting(\.destination), setting(\.options))
         let target = Self.target(for: destination, response: response)
         let directory = target.deletingLastPathComponent()

@@ -38,10 +38,9 @@ extension HTTPRequestOperation {
     /// Called with each final response head (and with the response of a task that failed on a
     /// refused challenge): a refusal of the credential this attempt carried parks the operation
     /// on the authenticator's refresh and replays the request once. Returns whether it did.
-    func replayAfterCredentialRefresh(_ response: HTTPResponseHead, attempt: Int) -> Bool {
-        let candidate = mutableState.withLock { $0.transfer.mayReplay(attempt: attempt) ? $0.authenticator : nil }
+    func replayAfterCredentialRefresh(_ response: HTTPResponseHead, attempt: Int, authenticator: (any Authenticator)?) -> Bool {
         // The authenticator is the caller's code: asked outside the lock.
-        guard let authenticator = candidate, authenticator.requiresRefresh(response) else { return false }
+        guard let authenticator, transfer({ $0.mayReplay(attempt: attempt) }), authenticator.requiresRefresh(response) else { return false }
         // The rest of this attempt is not listened to; a replay, not a retry: `retryCount` stays.
         let claimed = transfer { $0.replayBegins(attempt: attempt) }
         guard let claimed else { return false }

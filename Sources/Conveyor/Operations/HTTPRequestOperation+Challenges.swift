@@ -14,8 +14,10 @@ extension HTTPRequestOperation {
     /// The answer to a challenge, for both transports; the credential it sends is registered
     /// for masking (`user:password`, its base64 and the password) and held until the operation
     /// finishes.
-    func disposition(for challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
-        let answer = chosenDisposition(for: challenge)
+    func disposition(
+        for challenge: URLAuthenticationChallenge, settings: ResolvedSettings
+    ) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+        let answer = chosenDisposition(for: challenge, handler: settings.challengeHandler, credential: settings.credential)
         if answer.0 == .useCredential, let credential = answer.1, let password = credential.password {
             pinSecrets(SentSecrets.basicParts(user: credential.user ?? "", password: password))
         }
@@ -30,8 +32,9 @@ extension HTTPRequestOperation {
         if !transfer({ $0.secretsPinned(values) }) { SentSecrets.shared.unpin(values) }
     }
 
-    private func chosenDisposition(for challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
-        let (handler, credential) = mutableState.withLock { ($0.challengeHandler, $0.credential.value) }
+    private func chosenDisposition(
+        for challenge: URLAuthenticationChallenge, handler: AuthenticationChallengeHandler?, credential: URLCredential?
+    ) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
         if let handler {
             let (disposition, chosen) = handler(challenge)
             switch disposition {

@@ -11,26 +11,33 @@ extension HTTPRequestOperation {
         // Read before the lock: `Operation` guards `isCancelled` with a lock of its own, and the
         // operation's lock is never held while taking another.
         let cancelled = isCancelled
-        let action = transfer { $0.start(isCancelled: cancelled, now: .now(), date: Date()) }
+        // The settings are resolved in the lock that starts the run: every event after it reads them.
+        let (action, settings, current) = mutableState.withLock {
+            state -> (TransferStateMachine.StartAction, ResolvedSettings?, URLRequest) in
+            let action = state.transfer.start(isCancelled: cancelled, now: .now(), date: Date())
+            if case .none = action { return (action, nil, state.transfer.currentRequest) }
+            state.resolveSettings(for: request)
+            return (action, state.settings, state.transfer.currentRequest)
+        }
         switch action {
         case .none: return
         case .finish(let error): onExecutor { self.finish(.failure(error)) }
         case .execute:
             // The queue sees the operation execute at once; its transfer begins on the executor.
-            guard transition(from: [.ready], to: .executing) else { return }
-            onExecutor {
-                self.announceStart()
-                self.armTimers()
-                self.send(self.currentRequest)
+            guard let settings, transition(from: [.ready], to: .executing) else { return }
+            settings.transport.executor.run {
+                self.announceStart(settings)
+                self.armTimers(settings.timeouts)
+                self.send(current)
             }
         }
     }
 
     /// Tells the world the operation runs (once: by its start, or by the resume of one paused
     /// before its queue started it — that one was not announced; found by the independent attack).
-    private func announceStart() {
+    private func announceStart(_ settings: ResolvedSettings) {
         NotificationCenter.default.post(name: .conveyorOperationDidStart, object: self)
-        report { [request] in $0.requestDidStart(self, request: request) }
+        settings.hooks?.monitors?.post(self) { [request] in $0.requestDidStart(self, request: request) }
         beginBackgroundTaskIfRequested()
     }
 
@@ -94,10 +101,15 @@ extension HTTPRequestOperation {
         guard transition(from: [.paused], to: .ready) else { return }
         // Paused before its queue started it: the queue will.
         guard hasStarted, transition(from: [.ready], to: .executing) else { return }
-        onExecutor {
-            if self.transfer({ $0.firstRun(now: .now(), date: Date()) }) { self.announceStart() }
-            self.armTimers()
-            self.send(self.currentRequest)
+        // A resume begins a run: settings assigned while paused (or while running before) apply from here.
+        let (first, settings, current) = mutableState.withLock { state in
+            state.resolveSettings(for: request)
+            return (state.transfer.firstRun(now: .now(), date: Date()), state.settings, state.transfer.currentRequest)
+        }
+        settings.transport.executor.run {
+            if first { self.announceStart(settings) }
+            self.armTimers(settings.timeouts)
+            self.send(current)
         }
     }
 
@@ -116,8 +128,8 @@ extension HTTPRequestOperation {
 
     /// Arms the idle timer and, if configured, the resource timer (again after a resume and
     /// before each retry).
-    func armTimers() {
-        let (idle, resource) = mutableState.withLock { ($0.idleTimeout, $0.resourceTimeout) }
+    func armTimers(_ timeouts: ResolvedSettings.Timeouts) {
+        let (idle, resource) = (timeouts.idle, timeouts.resource)
         let idleTimer =
             idle > 0 && idle.isFinite
             ? makeTimer(after: idle) { [weak self] in

@@ -5,13 +5,15 @@ import Foundation
 #endif
 
 extension HTTPRequestOperation {
-    func attemptDidComplete(response: HTTPResponseHead?, error: (any Error)?, attempt: Int) {
+    func attemptDidComplete(response: HTTPResponseHead?, error: (any Error)?, attempt: Int, settings: ResolvedSettings) {
         guard transfer({ $0.isCurrent(attempt) }) else { return }
         // URLSession ends a task whose challenge was refused with an error, the 401 only in its
         // response: the authenticator may still refresh and replay.
-        if error != nil, let response, replayAfterCredentialRefresh(response, attempt: attempt) { return }
+        if error != nil, let response, replayAfterCredentialRefresh(response, attempt: attempt, authenticator: settings.authenticator) {
+            return
+        }
         if let error {
-            fail(failure(for: error, response: response), response: response, retryable: true)
+            fail(failure(for: error, response: response, idleTimeout: settings.timeouts.idle), response: response, retryable: true)
             return
         }
         guard let response else {
@@ -19,7 +21,7 @@ extension HTTPRequestOperation {
             return
         }
         do {
-            if let next = try redirectRequest(after: response) {
+            if let next = try redirectRequest(after: response, settings: settings) {
                 send(next)
                 return
             }
@@ -32,14 +34,14 @@ extension HTTPRequestOperation {
         }
         let inline = mutableState.withLock { state in
             state.transfer.bodyFile == nil && !state.transfer.streamsBody && state.transfer.data.count <= Self.inlineSerializationLimit
-                && state.responseSerializer is any CheapSerialization
+                && settings.responseSerializer is any CheapSerialization
         }
         if inline {
-            process(response, attempt: attempt).apply(to: self)
+            process(response, attempt: attempt, settings: settings).apply(to: self)
         } else {
             // Serialized off the executor; the outcome is an event of the transfer again.
             conveyorProcessingQueue.async {
-                let outcome = OneWayTransfer(self.process(response, attempt: attempt))
+                let outcome = OneWayTransfer(self.process(response, attempt: attempt, settings: settings))
                 self.onExecutor { outcome.value.apply(to: self) }
             }
         }
@@ -77,18 +79,14 @@ extension HTTPRequestOperation {
 
     /// Validates and serializes the final response, off the callback queue (see
     /// ``ResponseSerializer`` for the order of the checks).
-    func process(_ response: HTTPResponseHead, attempt: Int) -> ProcessingOutcome {
+    func process(_ response: HTTPResponseHead, attempt: Int, settings: ResolvedSettings) -> ProcessingOutcome {
         guard
-            let (request, kept, sink, received, codes, types, serializer) = ifCurrent(
+            let (request, kept, sink, received) = ifCurrent(
                 attempt,
-                {
-                    (
-                        $0.transfer.currentRequest, $0.transfer.data, $0.transfer.streamsBody ? $0.outputSink : nil,
-                        $0.transfer.bytesReceived, $0.acceptableStatusCodes,
-                        $0.effectiveAcceptableContentTypes, $0.responseSerializer
-                    )
-                })
+                { ($0.transfer.currentRequest, $0.transfer.data, $0.transfer.streamsBody ? $0.outputSink : nil, $0.transfer.bytesReceived) }
+            )
         else { return ProcessingOutcome(kind: .none) }
+        let (codes, types, serializer) = (settings.acceptableStatusCodes, settings.acceptableContentTypes, settings.responseSerializer)
         // A body written to the output stream is serialized from a memory stream's contents;
         // another stream's bytes are the caller's, and the value is the serializer's empty one.
         let data = sink.map { $0.memoryContents ?? Data() } ?? kept
@@ -120,7 +118,7 @@ extension HTTPRequestOperation {
     }
 
     /// Maps what the transport reported into the error the caller sees.
-    private func failure(for error: any Error, response: HTTPResponseHead?) -> ConveyorError {
+    private func failure(for error: any Error, response: HTTPResponseHead?, idleTimeout: TimeInterval) -> ConveyorError {
         if isCancelled { return .cancelled(reason: cancellationReason) }
         let data = transfer { $0.data.isEmpty ? nil : $0.data }
         // A refused or failed challenge ends the task with an error but leaves the 401 (or
@@ -133,7 +131,7 @@ extension HTTPRequestOperation {
         // facts (its idle timeout, a challenge it answered) are added here.
         if let error = error as? ConveyorError { return error }
         if let urlError = error as? URLError {
-            if urlError.code == .timedOut { return .timedOut(.idle, after: read(\.idleTimeout)) }
+            if urlError.code == .timedOut { return .timedOut(.idle, after: idleTimeout) }
             if urlError.code == .userAuthenticationRequired || urlError.code == .userCancelledAuthentication {
                 return .authenticationFailed(response: response?.urlResponse, data: data)
             }

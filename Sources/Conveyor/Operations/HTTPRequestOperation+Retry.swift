@@ -16,8 +16,9 @@ extension HTTPRequestOperation {
     /// Fails the current attempt: retries when the policy allows, finishes otherwise.
     func fail(_ error: ConveyorError, response: HTTPResponseHead?, retryable: Bool) {
         assertOnExecutor()
-        let failed = mutableState.withLock { state -> (RetryPolicy, RetryPolicy.Context, TransferStateMachine.Halt, Bool)? in
-            let policy = state.retryPolicy
+        let failed = mutableState.withLock { state -> (ResolvedSettings, RetryPolicy.Context, TransferStateMachine.Halt, Bool)? in
+            let settings = state.settings
+            let policy = settings.retryPolicy
             guard
                 let (count, halt) = state.transfer.attemptFailed(
                     retryable: retryable, cancelled: error.isCancelled, maximumAttempts: policy.maximumAttempts)
@@ -29,28 +30,31 @@ extension HTTPRequestOperation {
             // The caller's body stream this request carries was read by the attempt that failed:
             // sending the request again would fail with `requestBodyStreamExhausted` and hide
             // this error, so a retry of the same request is not made (one with a new request is).
-            return (policy, context, halt, state.transfer.currentBodyStreamIsSpent)
+            return (settings, context, halt, state.transfer.currentBodyStreamIsSpent)
         }
-        guard let (policy, context, halt, bodySpent) = failed, !isCancelled else {
+        guard let (settings, context, halt, bodySpent) = failed, !isCancelled else {
             finish(.failure(error))
             return
         }
         halt.timers.forEach { $0.cancel() }
         halt.task?.cancel()
+        let policy = settings.retryPolicy
         let decided: @Sendable (RetryPolicy.Decision) -> Void = { [self] decision in
             switch decision {
             case .doNotRetry:
                 finish(.failure(error))
             case .useDefault:
                 if !bodySpent, let delay = policy.defaultDelay(for: context) {
-                    scheduleRetry(after: delay, request: nil, error: error)
+                    scheduleRetry(after: delay, request: nil, error: error, monitors: settings.hooks?.monitors)
                 } else {
                     finish(.failure(error))
                 }
             case .retry(_, nil) where bodySpent:
                 finish(.failure(error))
             case .retry(let delay, let request):
-                scheduleRetry(after: delay ?? policy.backoff(afterAttempt: context.attemptCount), request: request, error: error)
+                scheduleRetry(
+                    after: delay ?? policy.backoff(afterAttempt: context.attemptCount), request: request, error: error,
+                    monitors: settings.hooks?.monitors)
             }
         }
         // The caller's `decide` answers from any thread, perhaps much later: its answer is an
@@ -62,19 +66,23 @@ extension HTTPRequestOperation {
         }
     }
 
-    private func scheduleRetry(after delay: TimeInterval, request: URLRequest?, error: ConveyorError) {
+    private func scheduleRetry(after delay: TimeInterval, request: URLRequest?, error: ConveyorError, monitors: EventMonitorDispatcher?) {
         guard let (attemptNumber, file) = transfer({ $0.retryScheduled(request: request) }) else { return }
         // A download cut off mid-body continues with Range where the server can resume it.
         closeKeptBytes(file)
         NotificationCenter.default.post(
             name: .conveyorOperationWillRetry, object: self, userInfo: ["attempt": attemptNumber, "error": error])
-        report { $0.request(self, willRetry: attemptNumber, after: max(0, delay), because: error) }
+        monitors?.post(self) { $0.request(self, willRetry: attemptNumber, after: max(0, delay), because: error) }
         let timer = makeTimer(after: max(0, delay)) { [weak self] in
             guard let self else { return }
             self.onExecutor {
-                guard let next = self.transfer({ $0.retryTimerFired() }) else { return }
+                guard
+                    let (next, timeouts) = self.mutableState.withLock({ state in
+                        state.transfer.retryTimerFired().map { ($0, state.settings.timeouts) }
+                    })
+                else { return }
                 // The next attempt gets fresh idle and resource budgets.
-                self.armTimers()
+                self.armTimers(timeouts)
                 self.send(next)
             }
         }

@@ -185,7 +185,9 @@ extension HTTPRequestOperation {
             state.transfer.claimCompletion(result, now: .now()).map {
                 (
                     $0, state.outputSink, state.bodyChannel,
-                    state.clientHooks?.monitors.map { ($0, state.transfer.currentRequest, state.transfer.response, state.transfer.metrics) }
+                    state.settings.hooks?.monitors.map {
+                        ($0, state.transfer.currentRequest, state.transfer.response, state.transfer.metrics)
+                    }
                 )
             }
         }
@@ -225,7 +227,7 @@ extension HTTPRequestOperation {
                 state.success = nil
                 state.failure = nil
             }
-            return (state.deliversInline ? nil : state.callbackQueue, state.success, state.failure)
+            return (state.settings.completionQueue, state.success, state.failure)
         }
         // Told after the block has run, not when it is scheduled: drain waits for the outcome
         // to have been heard.

@@ -8,23 +8,14 @@ extension HTTPRequestOperation {
     /// Sends one attempt: the first request, a redirect's target, a retry, a resume or a replay.
     func send(_ request: URLRequest) {
         assertOnExecutor()
-        let (live, authenticator) = mutableState.withLock { ($0.transfer.mayBeginAttempt, $0.authenticator) }
-        guard live else { return }
+        // The run's settings: its transport, cache, adapters and authenticator.
+        let settings = mutableState.withLock { $0.transfer.mayBeginAttempt ? $0.settings : nil }
+        guard let settings else { return }
         // An authenticator stamps every attempt, or makes it wait for a fresh credential.
-        guard let request = authenticator.map({ authenticated(request, by: $0) }) ?? request else { return }
-        // One lock: the attempt begins and takes the transport, the cache it goes through and
-        // the client's adapters (with whether the request goes to the client's credential origins).
-        let begun = mutableState.withLock { state in
-            let adapters = state.clientHooks?.requestAdapters ?? []
-            return state.transfer.attemptBegins(request, now: .now(), adapting: !adapters.isEmpty).map { attempt in
-                (
-                    attempt, state.transport, attempt.resumeOffset == 0 ? cacheOptions(attempt: attempt.number, state: state) : nil,
-                    adapters, state.clientHooks?.monitors,
-                    adapters.isEmpty ? false : state.adoptedClient?.credentialScope.contains(request.url) ?? false
-                )
-            }
-        }
-        guard let (attempt, transport, cached, adapters, monitors, credentialOrigin) = begun else { return }
+        guard let request = settings.authenticator.map({ authenticated(request, by: $0) }) ?? request else { return }
+        let adapters = settings.hooks?.requestAdapters ?? []
+        guard let attempt = transfer({ $0.attemptBegins(request, now: .now(), adapting: !adapters.isEmpty) }) else { return }
+        let cached = attempt.resumeOffset == 0 ? cacheOptions(attempt: attempt.number, settings: settings) : nil
         // A caller's body stream is read once (the transports read it as it goes; it cannot be
         // rewound): a redirect that keeps the body, a retry, a credential replay or a resume
         // after `pause()` would send what is left of it as if it were the whole body (found by
@@ -37,16 +28,18 @@ extension HTTPRequestOperation {
             return
         }
         guard !adapters.isEmpty else {
-            transmit(request, attempt: attempt, transport: transport, cached: cached, monitors: monitors)
+            transmit(request, attempt: attempt, settings: settings, cached: cached)
             return
         }
+        // Whether the request goes to the client's credential origins, for the adapters.
+        let credentialOrigin = settings.credentialScope?.contains(request.url) ?? false
         // The adapters are the caller's code, and may wait: they run off this thread, and the
         // attempt goes on only if it is still the one the operation waits for (a cancel, a pause
         // or a timeout meanwhile drops their answer).
         let context = RequestAdapterContext(operation: self, attempt: attempt.ordinal, isCredentialOrigin: credentialOrigin)
-        let adapting = OneWayTransfer((request, transport, cached))
+        let adapting = OneWayTransfer((request, cached))
         Task {
-            let (request, transport, cached) = adapting.value
+            let (request, cached) = adapting.value
             var adapted = request
             let outcome: Result<URLRequest, any Error>
             do {
@@ -56,14 +49,15 @@ extension HTTPRequestOperation {
                 outcome = .failure(error)
             }
             // The adapters' answer is an event of the transfer.
-            let answer = OneWayTransfer((outcome, transport, cached))
-            onExecutor { [self] in
-                let (outcome, transport, cached) = answer.value
+            let answer = OneWayTransfer((outcome, cached))
+            settings.transport.executor.run { [self] in
+                let (outcome, cached) = answer.value
                 guard transfer({ $0.isCurrent(attempt.number) }) else { return }
-                switch outcome.mapError({ ConveyorError.requestAdaptationFailed(underlying: $0) }).flatMap({
-                    checkedAdaptation(of: request, to: $0)
-                }) {
-                case .success(let checked): transmit(checked, attempt: attempt, transport: transport, cached: cached, monitors: monitors)
+                let checked = outcome.mapError { ConveyorError.requestAdaptationFailed(underlying: $0) }.flatMap {
+                    checkedAdaptation(of: request, to: $0, redirectPolicy: settings.redirectPolicy)
+                }
+                switch checked {
+                case .success(let checked): transmit(checked, attempt: attempt, settings: settings, cached: cached)
                 case .failure(let error): fail(error, response: nil, retryable: false)
                 }
             }
@@ -75,7 +69,9 @@ extension HTTPRequestOperation {
     /// URLSession traps on one without a URL); one moved to another origin loses the credential
     /// headers it carried unchanged from before (``RedirectPolicy/headersRemovedAcrossOrigins``,
     /// as for a redirect) — a header the adapter itself set is its own decision.
-    private func checkedAdaptation(of original: URLRequest, to adapted: URLRequest) -> Result<URLRequest, ConveyorError> {
+    private func checkedAdaptation(
+        of original: URLRequest, to adapted: URLRequest, redirectPolicy: RedirectPolicy
+    ) -> Result<URLRequest, ConveyorError> {
         guard let url = adapted.url, HTTPClient.isRequestURL(url) else {
             return .failure(.invalidURL(path: adapted.url?.absoluteString ?? "(no URL)", baseURL: nil))
         }
@@ -92,9 +88,9 @@ extension HTTPRequestOperation {
     /// Checks the attempt's request and hands it to the transport (through the cache when it
     /// has one).
     private func transmit(
-        _ request: URLRequest, attempt: TransferStateMachine.Attempt, transport: any Transport, cached: (HTTPCache, HTTPCacheOptions)?,
-        monitors: EventMonitorDispatcher?
+        _ request: URLRequest, attempt: TransferStateMachine.Attempt, settings: ResolvedSettings, cached: (HTTPCache, HTTPCacheOptions)?
     ) {
+        let (transport, monitors) = (settings.transport, settings.hooks?.monitors)
         var request = request
         // The method reaches the request line as it is: anything but a token could inject
         // headers or smuggle a second request.
@@ -126,7 +122,7 @@ extension HTTPRequestOperation {
         // Whether the attempt asks for a part: a 206 is then what it asked for, else an error.
         let asksForRange =
             (attempt.resumeOffset > 0 && attempt.resumeValidator != nil) || fields.keys.contains { $0.equalsIgnoringASCIICase("Range") }
-        let delegate = AttemptDelegate(operation: self, attempt: attempt.number, asksForRange: asksForRange, executor: transport.executor)
+        let delegate = AttemptDelegate(operation: self, attempt: attempt.number, asksForRange: asksForRange, settings: settings)
         // Told only when the request goes out as it is (the cache may still answer it): one the
         // transport refuses (a malformed proxy, say) fails with nothing sent, and a monitor
         // hears of no send (found by the review: willSend for 50 of 50 refused requests).
@@ -140,9 +136,10 @@ extension HTTPRequestOperation {
         let task: any TransportTask
         // A ranged continuation of a partial body is not a cacheable exchange (no options above).
         if let (cache, options) = cached {
-            task = cache.startTask(for: request, bodyFile: bodyFile, transport: transport, delegate: delegate, options: options)
+            task = cache.startTask(
+                for: request, bodyFile: bodyFile, plan: settings.attemptPlan, transport: transport, delegate: delegate, options: options)
         } else {
-            task = transport.startTask(for: request, bodyFile: bodyFile, delegate: delegate)
+            task = transport.startTask(for: request, bodyFile: bodyFile, plan: settings.attemptPlan, delegate: delegate)
         }
         // Cancelled, paused or timed out while the task was being created: stop it here.
         let action = transfer { $0.taskStarted(task, attempt: attempt.number) }
@@ -155,17 +152,17 @@ extension HTTPRequestOperation {
         }
     }
 
-    /// The cache and how this attempt uses it; nil without a cache. Called with the lock held.
-    private func cacheOptions(attempt: Int, state: MutableState) -> (HTTPCache, HTTPCacheOptions)? {
-        guard let cache = state.cache else { return nil }
+    /// The cache and how this attempt uses it; nil without a cache.
+    private func cacheOptions(attempt: Int, settings: ResolvedSettings) -> (HTTPCache, HTTPCacheOptions)? {
+        guard let use = settings.cache else { return nil }
+        let monitors = settings.hooks?.monitors
         let options = HTTPCacheOptions(
-            policy: state.effectiveCachePolicy(for: request), responseHandler: state.cacheResponseHandler,
-            isUnreachable: { [weak client = state.adoptedClient] in client?.reachabilityStatus == .notReachable },
+            policy: use.policy, responseHandler: use.responseHandler, isUnreachable: use.isUnreachable,
             reportSource: { [weak self] source in
                 self?.transfer { $0.sourceReported(source, attempt: attempt) }
-                if source != .network, let self { self.report { $0.request(self, wasAnsweredBy: source) } }
+                if source != .network, let self { monitors?.post(self) { $0.request(self, wasAnsweredBy: source) } }
             })
-        return (cache, options)
+        return (use.cache, options)
     }
 
     /// Runs `body` on the state if `attempt` is still the one the operation waits for.
@@ -173,8 +170,8 @@ extension HTTPRequestOperation {
         mutableState.withLock { state in state.transfer.isCurrent(attempt) ? body(&state) : nil }
     }
 
-    func attemptDidReceive(response: HTTPResponseHead, attempt: Int, asksForRange: Bool) {
-        if replayAfterCredentialRefresh(response, attempt: attempt) { return }
+    func attemptDidReceive(response: HTTPResponseHead, attempt: Int, asksForRange: Bool, settings: ResolvedSettings) {
+        if replayAfterCredentialRefresh(response, attempt: attempt, authenticator: settings.authenticator) { return }
         let previous: ResponseBodyFile?
         let keep: Bool
         // One lock: the machine's answer, and where a body that is not kept in memory can go.
@@ -218,29 +215,29 @@ extension HTTPRequestOperation {
         let file: ResponseBodyFile?
         let streams: Bool
         do {
-            file = try makeBodyFile(for: response, appendingTo: keep ? previous?.url : nil)
-            streams = try file == nil && streamBody(of: response, continuing: keep, to: consumers)
+            let stores = storesBody(of: response, settings: settings)
+            file = try makeBodyFile(for: response, appendingTo: keep ? previous?.url : nil, stores: stores)
+            streams = try file == nil && stores && streamBody(of: response, continuing: keep, to: consumers)
         } catch {
             fail(
                 error as? ConveyorError ?? .downloadFailed(reason: .cannotCreateFile(URL(fileURLWithPath: "/"), error)), response: response,
                 retryable: false)
             return
         }
-        let followsRedirect = Self.redirectStatusCodes.contains(response.statusCode) && redirectPolicy.maximumRedirects > 0
+        let followsRedirect = Self.redirectStatusCodes.contains(response.statusCode) && settings.redirectPolicy.maximumRedirects > 0
         // One lock: the body's route, the memory limit's check, and the head handed on.
         let delivery = mutableState.withLock { state -> Result<HeadDelivery, ConveyorError>? in
             // Cancelled (or superseded) since the head arrived: the file just made is nobody's.
             guard state.transfer.bodyRouted(to: file, streams: streams, attempt: attempt) else { return nil }
             // A body bound for memory that announces more than the limit fails before it is read.
-            if file == nil, !streams, let limit = state.maximumResponseSize, response.expectedContentLength > limit {
+            if file == nil, !streams, let limit = settings.maximumResponseSize, response.expectedContentLength > limit {
                 return .failure(.responseTooLarge(limit: limit, response: response.urlResponse))
             }
             let (received, expected) = state.transfer.headDelivered(response, followsRedirect: followsRedirect)
             return .success(
                 HeadDelivery(
                     progress: state.transfer.downloadProgress, received: received, expected: expected,
-                    handler: followsRedirect ? nil : state.responseReceivedHandler, queue: state.callbackQueue,
-                    monitors: state.clientHooks?.monitors))
+                    handler: followsRedirect ? nil : state.responseReceivedHandler, queue: settings.callbackQueue))
         }
         let head: HeadDelivery
         switch delivery {
@@ -252,7 +249,7 @@ extension HTTPRequestOperation {
             return
         case .success(let delivered): head = delivered
         }
-        head.monitors?.post(self) { $0.request(self, didReceive: response) }
+        settings.hooks?.monitors?.post(self) { $0.request(self, didReceive: response) }
         if !followsRedirect { didReceive(response: response) }
         if let handler = head.handler { dispatchEvent(of: attempt, on: head.queue) { handler(self, response) } }
         if let progress = head.progress { updateProgress(progress, completed: head.received, expected: head.expected) }
@@ -274,16 +271,15 @@ extension HTTPRequestOperation {
         var expected: Int64
         var handler: ResponseHandler?
         var queue: DispatchQueue
-        var monitors: EventMonitorDispatcher?
     }
 
-    /// Decides whether the body of `response` goes to the output stream — a final answer with
-    /// an acceptable status (error bodies stay in memory for the error, as for file downloads)
-    /// — and opens the stream for it. A body that starts over cannot go to a stream that holds
-    /// bytes of an earlier one.
+    /// Decides whether the body of a response the operation stores (``storesBody(of:settings:)``)
+    /// goes to the output stream — error bodies stay in memory for the error, as for file
+    /// downloads — and opens the stream for it. A body that starts over cannot go to a stream
+    /// that holds bytes of an earlier one.
     private func streamBody(of response: HTTPResponseHead, continuing: Bool, to consumers: BodyConsumers) throws(ConveyorError) -> Bool {
         let (sink, channel) = (consumers.sink, consumers.channel)
-        guard sink != nil || channel != nil || consumers.chunked, storesBody(of: response) else { return false }
+        guard sink != nil || channel != nil || consumers.chunked else { return false }
         // Bytes a consumer was given cannot be taken back.
         let written = max(sink?.bytesWritten ?? 0, channel?.bytesPushed ?? 0, consumers.delivered)
         if !continuing, written > 0 { throw .outputStreamFailed(reason: .cannotRestart(bytesWritten: written)) }
@@ -294,12 +290,12 @@ extension HTTPRequestOperation {
 
     /// Hands a chunk to the chunk block on the callback queue, pausing the transfer while the
     /// blocks are more than ``HTTPStream/defaultBufferLimit`` bytes behind.
-    private func deliverChunk(_ data: Data, attempt: Int) {
+    private func deliverChunk(_ data: Data, attempt: Int, queue: DispatchQueue) {
         let limit = HTTPStream.defaultBufferLimit
         // Queued under the lock that claims the completion, as in ``dispatchEvent(of:on:_:)``.
         let pause = mutableState.withLock { state -> Bool in
             guard state.transfer.isCurrent(attempt), state.transfer.streamsBody, let handler = state.chunkHandler else { return false }
-            state.callbackQueue.async { [self] in
+            queue.async { [self] in
                 handler(self, data)
                 // Caught up: an event of the transfer.
                 if transfer({ $0.chunkHandled(data.count, limit: limit) }) { onExecutor { self.resumeReceiving() } }
@@ -333,20 +329,20 @@ extension HTTPRequestOperation {
 
     /// Whether `response` is the one whose body the operation delivers: its status is
     /// acceptable and it is not a redirect about to be followed.
-    func storesBody(of response: HTTPResponseHead) -> Bool {
-        acceptableStatusCodes.contains(response.statusCode)
-            && (!Self.redirectStatusCodes.contains(response.statusCode) || redirectPolicy.maximumRedirects == 0)
+    func storesBody(of response: HTTPResponseHead, settings: ResolvedSettings) -> Bool {
+        settings.acceptableStatusCodes.contains(response.statusCode)
+            && (!Self.redirectStatusCodes.contains(response.statusCode) || settings.redirectPolicy.maximumRedirects == 0)
     }
 
-    func attemptDidReceive(data: Data, attempt: Int) {
+    func attemptDidReceive(data: Data, attempt: Int, settings: ResolvedSettings) {
         let outcome = mutableState.withLock { state in
             (
-                state.transfer.chunkArrived(data, attempt: attempt, limit: state.maximumResponseSize, now: .now()),
-                state.outputSink, state.bodyChannel, state.chunkHandler != nil, state.downloadProgressHandler, state.callbackQueue,
+                state.transfer.chunkArrived(data, attempt: attempt, limit: settings.maximumResponseSize, now: .now()),
+                state.outputSink, state.bodyChannel, state.chunkHandler != nil, state.downloadProgressHandler,
                 state.transfer.downloadProgress
             )
         }
-        let (action, outputSink, bodyChannel, hasChunkHandler, handler, queue, progress) = outcome
+        let (action, outputSink, bodyChannel, hasChunkHandler, handler, progress) = outcome
         let update: TransferStateMachine.ChunkUpdate
         switch action {
         case .ignore: return
@@ -357,7 +353,7 @@ extension HTTPRequestOperation {
         }
         // A consumer that falls behind by the channel's limit pauses the transfer; its pulls resume it.
         if update.streams, let bodyChannel, bodyChannel.push(data) { pauseReceiving() }
-        if update.streams, hasChunkHandler { deliverChunk(data, attempt: attempt) }
+        if update.streams, hasChunkHandler { deliverChunk(data, attempt: attempt, queue: settings.callbackQueue) }
         do {
             try update.file?.write(data)
             if update.streams { try outputSink?.write(data) }
@@ -372,17 +368,19 @@ extension HTTPRequestOperation {
         }
         if update.reports { didReceive(data: data) }
         if let progress { updateProgress(progress, completed: update.received, expected: update.expected) }
-        if let handler { dispatchEvent(of: attempt, on: queue) { handler(Int64(data.count), update.received, update.expected) } }
+        if let handler {
+            dispatchEvent(of: attempt, on: settings.callbackQueue) { handler(Int64(data.count), update.received, update.expected) }
+        }
     }
 
-    func attemptDidSend(bytes: Int64, total: Int64, expected: Int64, attempt: Int) {
+    func attemptDidSend(bytes: Int64, total: Int64, expected: Int64, attempt: Int, settings: ResolvedSettings) {
         let update = mutableState.withLock { state in
             state.transfer.bytesSent(bytes, expected: expected, attempt: attempt, now: .now())
-                ? (state.uploadProgressHandler, state.callbackQueue, state.transfer.uploadProgress) : nil
+                ? (state.uploadProgressHandler, state.transfer.uploadProgress) : nil
         }
-        guard let (handler, queue, progress) = update else { return }
+        guard let (handler, progress) = update else { return }
         if let progress { updateProgress(progress, completed: total, expected: expected) }
-        if let handler { dispatchEvent(of: attempt, on: queue) { handler(bytes, total, expected) } }
+        if let handler { dispatchEvent(of: attempt, on: settings.callbackQueue) { handler(bytes, total, expected) } }
     }
 
     /// Moves a `Progress` forward without the values that trap in corelibs Foundation: a total

@@ -16,6 +16,18 @@ import Foundation
 ///
 /// Subclasses (JSON, XML, property list, image, file download) set a different default
 /// serializer and override ``canProcess(_:)`` so that ``HTTPClient`` picks them by request.
+///
+/// ## Settings assigned while it runs
+///
+/// The operation reads its settings once when it starts, and again when it resumes after
+/// ``pause()``; every attempt in between — redirects, retries, a replay after a refreshed
+/// credential — uses what was read then. So a setting assigned while the operation runs applies
+/// from its next ``resume()``, never halfway through a run. Each is the value assigned on the
+/// operation, else its client's, else the request's (`timeoutInterval` for ``idleTimeout``,
+/// `cachePolicy` for ``cachePolicy``). The blocks are read when their event happens: the
+/// completion blocks when it finishes, the progress, response-received and chunk blocks at each
+/// event they report, and ``outputStream`` when the body of its response starts. The challenge
+/// handler, the cache response block and a ``RedirectPolicy``'s handler are settings.
 open class HTTPRequestOperation: Operation, @unchecked Sendable {
     // @unchecked Sendable: every mutable property lives in `mutableState`, behind one Mutex
     // (`transitionLock` guards no state: it only keeps lifecycle KVO notifications in order).
@@ -148,14 +160,17 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     func successNotDelivered(_ value: Any?) {}
 
     /// Where the body of `response` goes: nil keeps it in memory (the default); file
-    /// downloads return a file for responses they will keep. `partialFile` is the file a
-    /// resumed transfer appends to (a 206 continuing a paused or interrupted download).
-    func makeBodyFile(for response: HTTPResponseHead, appendingTo partialFile: URL?) throws -> ResponseBodyFile? { nil }
+    /// downloads return a file for responses they will keep — those the operation `stores`
+    /// (``storesBody(of:settings:)``). `partialFile` is the file a resumed transfer appends to
+    /// (a 206 continuing a paused or interrupted download).
+    func makeBodyFile(for response: HTTPResponseHead, appendingTo partialFile: URL?, stores: Bool) throws -> ResponseBodyFile? { nil }
 
     // MARK: - Configuration
 
     // The settings below documented as "Default: the client's" come from the client that
     // builds or enqueues the operation (see `adoptSettings(of:)`) unless assigned here first.
+    // The transfer reads them as resolved at start and at each resume (`ResolvedSettings`):
+    // assigned while it runs, they apply from the next resume (the rule in the type's docs).
 
     /// The queue the completion blocks run on. Default: the client's callback queue, or
     /// `DispatchQueue.conveyorDefaultCallbackQueue` for an operation no client built or enqueued.
@@ -199,8 +214,11 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
     }
 
     /// Seconds without a byte moving before the operation fails with
-    /// ``ConveyorError/timedOut(_:after:)`` (`.idle`); fractions are honoured. Default the
-    /// request's `timeoutInterval` (the client sets it from its configuration).
+    /// ``ConveyorError/timedOut(_:after:)`` (`.idle`, naming this value); fractions are
+    /// honoured. It is the one idle timeout of the transfer on both transports: URLSession's
+    /// own timer is set behind it. Default the request's `timeoutInterval` (the client sets it
+    /// from its configuration). Assigned while the operation runs, it applies from its next
+    /// ``resume()``.
     public var idleTimeout: TimeInterval {
         get { read(\.idleTimeout) }
         set { write(\.idleTimeout, newValue) }

@@ -61,9 +61,10 @@ extension HTTPRequestOperation {
     static let redirectStatusCodes: Set<Int> = [301, 302, 303, 307, 308]
 
     /// The request to send next when `response` is a redirect to follow; nil when it is not.
-    func redirectRequest(after response: HTTPResponseHead) throws -> URLRequest? {
+    func redirectRequest(after response: HTTPResponseHead, settings: ResolvedSettings) throws -> URLRequest? {
         guard Self.redirectStatusCodes.contains(response.statusCode) else { return nil }
-        let (policy, current, count) = mutableState.withLock { ($0.redirectPolicy, $0.transfer.currentRequest, $0.transfer.redirectCount) }
+        let policy = settings.redirectPolicy
+        let (current, count) = transfer { ($0.currentRequest, $0.redirectCount) }
         guard policy.maximumRedirects > 0 else { return nil }
         let location = response.value(forHTTPHeaderField: "Location")
         // A Unix socket is reached only from its own origin: a server on the network must not
@@ -100,7 +101,7 @@ extension HTTPRequestOperation {
             next = approved
         }
         transfer { $0.redirectFollowed() }
-        report { [next] in $0.request(self, willRedirectTo: next, after: response) }
+        settings.hooks?.monitors?.post(self) { [next] in $0.request(self, willRedirectTo: next, after: response) }
         return next
     }
 

@@ -15,6 +15,8 @@ final class TransferRecord: @unchecked Sendable {
     // @unchecked Sendable: reached only through the ``TransferStateMachine`` that owns it,
     // which lives in the operation's one `Lock` (`mutableState`); nothing keeps a record outside it.
 
+    /// The settings of the current run (see ``ResolvedSettings``): resolved at start and at each resume.
+    var settings: ResolvedSettings?
     /// Numbers transport tasks; events of an older task (one cancelled by pause, superseded by
     /// a retry, a redirect or a replay) are dropped.
     var attempt: Int = 0

@@ -85,6 +85,8 @@ struct TransferStateMachine {
     var bytesReceived: Int64 { box?.bytesReceived ?? 0 }
     var bodyFile: ResponseBodyFile? { box?.bodyFile }
     var responseSource: HTTPCache.ResponseSource { box?.responseSource ?? .network }
+    /// The settings the current run resolved; nil before the operation started.
+    var settings: ResolvedSettings? { box?.settings }
     var completionDelivered: Bool { box?.completionDelivered ?? false }
     /// An iOS background task held while the operation runs (see `setShouldExecuteAsBackgroundTask`).
     var backgroundTask: BackgroundTaskRequest? {
@@ -155,6 +157,11 @@ struct TransferStateMachine {
         record.startDate = date
         record.startTime = now
         return true
+    }
+
+    /// The settings of the run that begins now: at start, and at each resume after a pause.
+    mutating func settingsResolved(_ settings: ResolvedSettings) {
+        record.settings = settings
     }
 
     /// `cancel(reason:)` was called; the first reason wins. Recorded before `Operation` marks

@@ -19,11 +19,15 @@ protocol Transport: AnyObject, Sendable {
     ///   - bodyFile: A file to send as the body: exactly its snapshot's length, with that
     ///     `Content-Length`, failing with ``ConveyorError/bodyFileFailed(reason:)`` when the file
     ///     is not the snapshot's (checked when it is opened, and again before its last byte).
+    ///   - plan: What the operation decided for the attempt (its idle timeout); the request's
+    ///     `timeoutInterval` is not read.
     ///   - delegate: Receives the task's events.
-    func startTask(for request: URLRequest, bodyFile: BodyFile.Snapshot?, delegate: any TransportTaskDelegate) -> any TransportTask
+    func startTask(
+        for request: URLRequest, bodyFile: BodyFile.Snapshot?, plan: AttemptPlan, delegate: any TransportTaskDelegate
+    ) -> any TransportTask
 
     /// Why the transport would refuse `request` before sending anything (its route is malformed
-    /// or one it cannot take, a setting it cannot apply), or nil. ``startTask(for:bodyFile:delegate:)``
+    /// or one it cannot take, a setting it cannot apply), or nil. ``startTask(for:bodyFile:plan:delegate:)``
     /// fails such a request with this error; the operation asks first, so that monitors are told
     /// of a send only when one happens.
     func refusal(for request: URLRequest) -> ConveyorError?

@@ -131,7 +131,9 @@ final class URLSessionTransport: Transport {
         return nil
     }
 
-    func startTask(for request: URLRequest, bodyFile: BodyFile.Snapshot?, delegate: any TransportTaskDelegate) -> any TransportTask {
+    func startTask(
+        for request: URLRequest, bodyFile: BodyFile.Snapshot?, plan: AttemptPlan, delegate: any TransportTaskDelegate
+    ) -> any TransportTask {
         if let error = refusal(for: request) {
             return RefusedTransportTask.refusing(error, delegate: delegate, on: executor)
         }
@@ -148,8 +150,9 @@ final class URLSessionTransport: Transport {
         // Linux truncates them: 0.5 s fires at once). Keep URLSession's timer behind ours.
         // Clamped first: corelibs turns it into whole milliseconds with `Int(…)`, which traps
         // on `.infinity`. No idle timeout (0, negative, NaN, infinite: the operation arms no
-        // timer) is the longest one here.
-        let idle = request.timeoutInterval
+        // timer) is the longest one here. The operation's idle timeout, not the request's
+        // `timeoutInterval`: that is only where the operation's default came from.
+        let idle = plan.idleTimeout
         request.timeoutInterval = idle > 0 ? Seconds.clamped(idle).rounded(.up) + 1 : Seconds.maximum
         let stampedSecrets: [String]
         do {

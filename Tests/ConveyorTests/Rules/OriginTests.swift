@@ -120,16 +120,22 @@ struct OriginTests {
             let first = Events()
             let second = Events()
             let elsewhere = Events()
-            _ = transport.startTask(for: URLRequest(url: URL(string: "http://localhost:\(port)/hold")!), bodyFile: nil, delegate: first)
+            _ = transport.startTask(
+                for: URLRequest(url: URL(string: "http://localhost:\(port)/hold")!), bodyFile: nil, plan: AttemptPlan(idleTimeout: 60),
+                delegate: first)
             await held.arrived()
             #expect(first.list == [.awaits, .left])
             // The place is taken: the same origin in capitals waits for it (admission is decided
             // inside startTask, so the events are known when it returns). The host, not the
             // scheme: corelibs URLSession never completes a task for `HTTP://`.
-            _ = transport.startTask(for: URLRequest(url: URL(string: "http://LocalHost:\(port)/hold")!), bodyFile: nil, delegate: second)
+            _ = transport.startTask(
+                for: URLRequest(url: URL(string: "http://LocalHost:\(port)/hold")!), bodyFile: nil, plan: AttemptPlan(idleTimeout: 60),
+                delegate: second)
             #expect(second.list == [.awaits])
             // Another origin (port 9 on the loopback: refused) has a place of its own.
-            _ = transport.startTask(for: URLRequest(url: URL(string: "http://127.0.0.1:9/")!), bodyFile: nil, delegate: elsewhere)
+            _ = transport.startTask(
+                for: URLRequest(url: URL(string: "http://127.0.0.1:9/")!), bodyFile: nil, plan: AttemptPlan(idleTimeout: 60),
+                delegate: elsewhere)
             #expect(Array(elsewhere.list.prefix(2)) == [.awaits, .left])
             held.release()
             await first.completed()

@@ -22,13 +22,13 @@ extension HTTPCache {
     /// Starts one attempt through the cache: answers it from a stored entry, sends it as a
     /// conditional request, or sends it as is — storing or invalidating on the way back.
     func startTask(
-        for request: URLRequest, bodyFile: BodyFile.Snapshot?, transport: any Transport,
+        for request: URLRequest, bodyFile: BodyFile.Snapshot?, plan: AttemptPlan, transport: any Transport,
         delegate: any TransportTaskDelegate, options: HTTPCacheOptions
     ) -> any TransportTask {
         let method = (request.httpMethod ?? "GET").uppercased()
         guard method == "GET" || method == "HEAD" else {
             let exchange = HTTPCacheExchange(cache: self, request: request, inner: delegate, options: options, mode: .invalidate)
-            return transport.startTask(for: request, bodyFile: bodyFile, delegate: exchange)
+            return transport.startTask(for: request, bodyFile: bodyFile, plan: plan, delegate: exchange)
         }
         // Decide on the request as sent: the transport would add the stored cookies, which
         // `Vary: Cookie` (and so the choice of a stored response) depends on.
@@ -77,7 +77,7 @@ extension HTTPCache {
         // `stale-while-revalidate` (RFC 5861 §3): the stale entry answers now, and one
         // revalidation in the background updates it.
         if protocolRules, let entry, canAnswerWhileRevalidating(request, with: entry) {
-            revalidateInBackground(entry, request: request, transport: transport, options: options)
+            revalidateInBackground(entry, request: request, plan: plan, transport: transport, options: options)
             return CachedTask.deliver(
                 entry.notModified(for: request) ?? entry, to: delegate, options: options, release: release, on: transport.executor)
         }
@@ -94,7 +94,7 @@ extension HTTPCache {
                 revalidating: revalidating, whenDisconnected: answerWhenDisconnected(request, with: entry, policy: options.policy),
                 staleIfError: staleIfError, freshening: freshening),
             release: release)
-        return transport.startTask(for: sent, bodyFile: bodyFile, delegate: exchange)
+        return transport.startTask(for: sent, bodyFile: bodyFile, plan: plan, delegate: exchange)
     }
 
     /// `request` made conditional on `entry`'s validators (§4.3.1), sent exactly as received
@@ -117,7 +117,9 @@ extension HTTPCache {
 
     /// Revalidates `entry` without a caller waiting: one at a time per stored response; the
     /// result (a 304 refreshing it, or a new response) is stored as usual.
-    func revalidateInBackground(_ entry: CachedResponse, request: URLRequest, transport: any Transport, options: HTTPCacheOptions) {
+    func revalidateInBackground(
+        _ entry: CachedResponse, request: URLRequest, plan: AttemptPlan, transport: any Transport, options: HTTPCacheOptions
+    ) {
         let key =
             entry.key + "\n" + entry.varyingRequestHeaders.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
         guard backgroundRevalidations.withLock({ $0.insert(key).inserted }) else { return }
@@ -130,7 +132,7 @@ extension HTTPCache {
         let exchange = HTTPCacheExchange(
             cache: self, request: sent, inner: finished, options: quiet,
             mode: .load(revalidating: revalidating, whenDisconnected: .transportError, staleIfError: nil, freshening: nil))
-        finished.hold(transport.startTask(for: sent, bodyFile: nil, delegate: exchange))
+        finished.hold(transport.startTask(for: sent, bodyFile: nil, plan: plan, delegate: exchange))
     }
 }
 

@@ -58,7 +58,11 @@
             return try request.url.flatMap { url throws(ConveyorError) in try settings.route.socketTarget(for: url) }
         }
 
-        func startTask(for request: URLRequest, bodyFile: BodyFile.Snapshot?, delegate: any TransportTaskDelegate) -> any TransportTask {
+        // The plan's idle timeout is not read: operations run the idle timer, and libcurl's own
+        // timeouts stay off.
+        func startTask(
+            for request: URLRequest, bodyFile: BodyFile.Snapshot?, plan: AttemptPlan, delegate: any TransportTaskDelegate
+        ) -> any TransportTask {
             let socketTarget: (url: URL, socketPath: String)?
             do {
                 socketTarget = try route(for: request)
