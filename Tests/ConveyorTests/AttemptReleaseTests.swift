@@ -183,7 +183,8 @@ extension PumpThreadSuites {
             // and its cancel there ends it without a task; on curl libcurl queues it. Either way
             // its own pin goes with it.
             let second = Heard(watching: value)
-            let waiting = transport.startTask(for: URLRequest(url: url), bodyFile: nil, plan: AttemptPlan(idleTimeout: 60), delegate: second)
+            let waiting = transport.startTask(
+                for: URLRequest(url: url), bodyFile: nil, plan: AttemptPlan(idleTimeout: 60), delegate: second)
             #expect(SentSecrets.shared.pinCount(value) == 2)
             waiting.cancel()
             await second.completed()

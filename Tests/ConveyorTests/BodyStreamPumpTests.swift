@@ -257,13 +257,16 @@ extension PumpThreadSuites {
             defer { server.stop() }
             let client = Self.pumpingClient(server.baseURL)
             var request = try client.request(method: .post, path: "upload")
-            request.httpBodyStream = InputStream(data: Self.bytes(16 * 1024 * 1024))
+            // More than the socket buffers can take while the server holds the body: this
+            // machine's tcp_rmem allows 32 MiB and tcp_wmem 4 MiB, and a 16 MiB body once fit
+            // whole, so the pump's thread had ended (0 threads) before the test looked.
+            request.httpBodyStream = InputStream(data: Self.bytes(64 * 1024 * 1024))
             let probe = CompletionProbe()
             let operation = client.operation(with: request, success: nil, failure: nil)
             probe.attach(to: operation)
             client.enqueue(operation)
             #expect(await server.waitForHead())
-            #expect(await Self.pumpThreadsBecome(1), "\(Self.pumpThreads()) pump threads after 10 s")
+            #expect(await Self.pumpThreadsBecome(1), "\(Self.pumpThreads()) pump threads after 60 s")
             operation.cancel()
             let outcome = await probe.outcome()
             guard case .cancelled? = outcome.error else {

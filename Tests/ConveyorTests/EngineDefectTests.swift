@@ -4,15 +4,14 @@ import ConveyorTesting
 import Foundation
 import Testing
 
-/// The two defects issue 52 found by reading the engine: each decision is taken twice, with
-/// different inputs. One still open runs inside `withKnownIssue`, so the suite stays green and
-/// turns red the moment the engine fixes it (then the wrapper goes, as the issue's "Done when"
-/// asks); the idle timeout's, fixed, runs bare.
+/// The two defects issue 52 found by reading the engine: each decision was taken twice, with
+/// different inputs. Both ran inside `withKnownIssue` until the engine fixed them.
 @Suite("The engine's split decisions (issue 52)")
 struct EngineDefectTests {
     /// A `RedirectPolicy` handler that refuses a hop makes the 3xx the response, as documented —
     /// but the head was already treated as a redirect when it arrived: the response block never
-    /// ran for it, and its body went to memory instead of the chunk block.
+    /// ran for it, and its body went to memory instead of the chunk block. The route is now
+    /// decided once, when the head arrives, with the handler.
     @Test(
         "A refused redirect is the response: its head reaches the response block, its body the chunk block",
         arguments: HTTPClient.TransportKind.testedKinds)
@@ -35,10 +34,41 @@ struct EngineDefectTests {
         let outcome = await probe.outcome()
         #expect(outcome.error == nil, "\(String(describing: outcome.error))")
         #expect(operation.responseHead?.statusCode == 302)
-        withKnownIssue("issue 52: the 3xx head was taken for a redirect when it arrived") {
-            #expect(heads.withLock { $0 } == [302])
-            #expect(String(decoding: chunks.withLock { $0 }, as: UTF8.self) == "moved")
+        #expect(heads.withLock { $0 } == [302])
+        #expect(String(decoding: chunks.withLock { $0 }, as: UTF8.self) == "moved")
+    }
+
+    /// The route is decided when the head arrives: a `Location` that cannot be followed fails
+    /// the transfer then, without waiting for a 3xx body that may never end (it waited for
+    /// the body's end before, here the idle timeout). The curl transport only: corelibs
+    /// URLSession reads a 3xx's whole body before it tells its delegate of the head.
+    @Test("A redirect that cannot be followed fails when its head arrives, not after its body (curl)")
+    func unfollowableRedirectFailsAtHead() async throws {
+        let transport = HTTPClient.TransportKind.curl
+        let server = try LocalHTTPServer.started()
+        defer { server.stop() }
+        let held = DispatchSemaphore(value: 0)
+        defer { held.signal() }
+        server.route("/bad") { _ in
+            .init(
+                status: 302, headers: ["Location": "ftp://example.invalid/file"],
+                body: .stream(chunked: true) { writer in
+                    try writer.write(Data("moving".utf8))
+                    // The body's end waits for the test's verdict.
+                    _ = held.wait(timeout: .now() + 120)
+                })
         }
+        let client = testClient(server, transport) { $0.idleTimeout = 60 }
+        let operation = client.operation(with: try client.request(method: .get, path: "bad"), success: nil, failure: nil)
+        let probe = CompletionProbe()
+        probe.attach(to: operation)
+        client.enqueue(operation)
+        let outcome = await probe.outcome()
+        guard case .redirectFailed(.invalidLocation(let location, _))? = outcome.error else {
+            Issue.record("expected an invalid Location, got \(String(describing: outcome.error))")
+            return
+        }
+        #expect(location == "ftp://example.invalid/file")
     }
 
     /// Raising `operation.idleTimeout` above the request's `timeoutInterval` worked on curl; on

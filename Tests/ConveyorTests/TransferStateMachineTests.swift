@@ -67,7 +67,7 @@ struct TransferStateMachineTests {
                 return machine
             }
             _ = machine.bodyRouted(to: nil, streams: false, attempt: attempt)
-            _ = machine.headDelivered(head, followsRedirect: false)
+            _ = machine.headDelivered(head, redirect: nil)
             _ = machine.chunkArrived(Data("hello".utf8), attempt: attempt, limit: nil, now: TransferStateMachineTests.now)
             switch self {
             case .receiving: return machine

@@ -20,16 +20,10 @@ extension HTTPRequestOperation {
             fail(.network(URLError(.badServerResponse)), response: nil, retryable: true)
             return
         }
-        do {
-            if let next = try redirectRequest(after: response, settings: settings) {
-                send(next)
-                return
-            }
-        } catch let error as ConveyorError {
-            fail(error, response: response, retryable: false)
-            return
-        } catch {
-            fail(.network(URLError(.badServerResponse)), response: response, retryable: false)
+        // The head decided whether this is a redirect to follow (``redirectRoute(after:settings:)``).
+        if let next = transfer({ $0.takeRedirect() }) {
+            followRedirect(to: next, after: response, settings: settings)
+            send(next)
             return
         }
         let inline = mutableState.withLock { state in

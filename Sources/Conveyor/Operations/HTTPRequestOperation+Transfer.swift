@@ -211,11 +211,23 @@ extension HTTPRequestOperation {
             fail(.network(URLError(.badServerResponse, userInfo: [NSLocalizedDescriptionKey: reason])), response: response, retryable: true)
             return
         }
+        // Whether the head is a redirect to follow is decided here, once: the route of its body
+        // and the hooks that hear of it follow from it (a hop the handler refuses is the
+        // response, head and body).
+        let redirect: URLRequest?
+        do {
+            redirect = try redirectRoute(after: response, settings: settings)
+        } catch {
+            previous?.discard()
+            fail(error, response: response, retryable: false)
+            return
+        }
+        let followsRedirect = redirect != nil
         if !keep { previous?.discard() }
         let file: ResponseBodyFile?
         let streams: Bool
         do {
-            let stores = storesBody(of: response, settings: settings)
+            let stores = !followsRedirect && settings.acceptableStatusCodes.contains(response.statusCode)
             file = try makeBodyFile(for: response, appendingTo: keep ? previous?.url : nil, stores: stores)
             streams = try file == nil && stores && streamBody(of: response, continuing: keep, to: consumers)
         } catch {
@@ -224,7 +236,6 @@ extension HTTPRequestOperation {
                 retryable: false)
             return
         }
-        let followsRedirect = Self.redirectStatusCodes.contains(response.statusCode) && settings.redirectPolicy.maximumRedirects > 0
         // One lock: the body's route, the memory limit's check, and the head handed on.
         let delivery = mutableState.withLock { state -> Result<HeadDelivery, ConveyorError>? in
             // Cancelled (or superseded) since the head arrived: the file just made is nobody's.
@@ -233,7 +244,7 @@ extension HTTPRequestOperation {
             if file == nil, !streams, let limit = settings.maximumResponseSize, response.expectedContentLength > limit {
                 return .failure(.responseTooLarge(limit: limit, response: response.urlResponse))
             }
-            let (received, expected) = state.transfer.headDelivered(response, followsRedirect: followsRedirect)
+            let (received, expected) = state.transfer.headDelivered(response, redirect: redirect)
             return .success(
                 HeadDelivery(
                     progress: state.transfer.downloadProgress, received: received, expected: expected,
@@ -273,7 +284,8 @@ extension HTTPRequestOperation {
         var queue: DispatchQueue
     }
 
-    /// Decides whether the body of a response the operation stores (``storesBody(of:settings:)``)
+    /// Decides whether the body of a response the operation stores (an acceptable status, not a
+    /// redirect to follow)
     /// goes to the output stream — error bodies stay in memory for the error, as for file
     /// downloads — and opens the stream for it. A body that starts over cannot go to a stream
     /// that holds bytes of an earlier one.
@@ -325,13 +337,6 @@ extension HTTPRequestOperation {
     /// Resumes what ``pauseReceiving()`` paused (or cancels a pause still waiting for the task).
     func resumeReceiving() {
         transfer { $0.resumeReceiving() }?.resumeReceiving()
-    }
-
-    /// Whether `response` is the one whose body the operation delivers: its status is
-    /// acceptable and it is not a redirect about to be followed.
-    func storesBody(of response: HTTPResponseHead, settings: ResolvedSettings) -> Bool {
-        settings.acceptableStatusCodes.contains(response.statusCode)
-            && (!Self.redirectStatusCodes.contains(response.statusCode) || settings.redirectPolicy.maximumRedirects == 0)
     }
 
     func attemptDidReceive(data: Data, attempt: Int, settings: ResolvedSettings) {

@@ -161,7 +161,7 @@ open class HTTPRequestOperation: Operation, @unchecked Sendable {
 
     /// Where the body of `response` goes: nil keeps it in memory (the default); file
     /// downloads return a file for responses they will keep — those the operation `stores`
-    /// (``storesBody(of:settings:)``). `partialFile` is the file a resumed transfer appends to
+    /// (an acceptable status, not a redirect to follow). `partialFile` is the file a resumed transfer appends to
     /// (a 206 continuing a paused or interrupted download).
     func makeBodyFile(for response: HTTPResponseHead, appendingTo partialFile: URL?, stores: Bool) throws -> ResponseBodyFile? { nil }
 

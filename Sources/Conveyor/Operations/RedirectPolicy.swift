@@ -15,7 +15,10 @@ import Foundation
 /// add a custom credential header (`X-Tenant-Secret`) to that set so it stays with its origin.
 public struct RedirectPolicy: Sendable {
     /// Sees each hop before it is followed: returns the request to send (possibly modified),
-    /// or nil to refuse the hop, making the 3xx the response.
+    /// or nil to refuse the hop, making the 3xx the response. Called when the 3xx head arrives,
+    /// on the transfer's executor, before its body is read: a refused hop's head and body then go
+    /// where a response's go (the response block, ``HTTPRequestOperation/outputStream``, the chunk
+    /// block).
     public typealias Handler = @Sendable (_ next: URLRequest, _ redirect: HTTPResponseHead) -> URLRequest?
 
     /// The most redirects followed for one operation; 0 follows none (the 3xx is the response).
@@ -60,12 +63,18 @@ public struct RedirectPolicy: Sendable {
 extension HTTPRequestOperation {
     static let redirectStatusCodes: Set<Int> = [301, 302, 303, 307, 308]
 
-    /// The request to send next when `response` is a redirect to follow; nil when it is not.
-    func redirectRequest(after response: HTTPResponseHead, settings: ResolvedSettings) throws -> URLRequest? {
+    /// Where `response` leads: the request to send next when it is a redirect to follow, nil
+    /// when it is the response (not a 3xx, no redirects allowed, or the handler refused the
+    /// hop). Decided once, when the head arrives, so the head and body of a refused hop go
+    /// where any response's go; the hop itself is made by ``followRedirect(to:after:settings:)``
+    /// once the 3xx body is read.
+    /// - Throws: ``ConveyorError/redirectFailed(reason:)`` for a `Location` that cannot be
+    ///   followed, or one redirect too many.
+    func redirectRoute(after response: HTTPResponseHead, settings: ResolvedSettings) throws(ConveyorError) -> URLRequest? {
         guard Self.redirectStatusCodes.contains(response.statusCode) else { return nil }
         let policy = settings.redirectPolicy
-        let (current, count) = transfer { ($0.currentRequest, $0.redirectCount) }
         guard policy.maximumRedirects > 0 else { return nil }
+        let (current, count) = transfer { ($0.currentRequest, $0.redirectCount) }
         let location = response.value(forHTTPHeaderField: "Location")
         // A Unix socket is reached only from its own origin: a server on the network must not
         // be able to send the client to a local daemon's socket (`/var/run/docker.sock`).
@@ -100,9 +109,14 @@ extension HTTPRequestOperation {
             guard let approved = handler(next, response) else { return nil }
             next = approved
         }
+        return next
+    }
+
+    /// Makes the hop ``redirectRoute(after:settings:)`` decided on: counts it and tells the
+    /// event monitors; the caller sends `next`.
+    func followRedirect(to next: URLRequest, after response: HTTPResponseHead, settings: ResolvedSettings) {
         transfer { $0.redirectFollowed() }
         settings.hooks?.monitors?.post(self) { [next] in $0.request(self, willRedirectTo: next, after: response) }
-        return next
     }
 
     /// `url` with an IPv4-mapped IPv6 host (`[::ffff:127.0.0.1]`, `[::ffff:7f00:1]`) written as

@@ -37,6 +37,9 @@ final class TransferRecord: @unchecked Sendable {
     /// Refreshes waited for before one attempt could be stamped.
     var credentialWaits: Int = 0
     var redirectCount: Int = 0
+    /// The request the current attempt's 3xx leads to, decided when its head arrived (the
+    /// policy's rules and handler, once); nil when the response is the one delivered.
+    var pendingRedirect: URLRequest?
     /// Failed attempts that were retried.
     var retryCount: Int = 0
     /// Body bytes already held (in `data` or the body file) that a `Range` request continues.

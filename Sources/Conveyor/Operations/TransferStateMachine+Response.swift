@@ -101,13 +101,22 @@ extension TransferStateMachine {
         return true
     }
 
-    /// The head is handled; `followsRedirect` when it is a redirect about to be followed (its
-    /// body goes to no hook). Returns the bytes held and the whole body's expected size.
-    mutating func headDelivered(_ response: HTTPResponseHead, followsRedirect: Bool) -> (received: Int64, expected: Int64) {
+    /// The head is handled; `redirect` is the request it leads to when it is a redirect to
+    /// follow once its body is read (that body goes to no hook), nil when it is the response.
+    /// Returns the bytes held and the whole body's expected size.
+    mutating func headDelivered(_ response: HTTPResponseHead, redirect: URLRequest?) -> (received: Int64, expected: Int64) {
         let record = self.record
         record.downloadExpected = Self.expectedTotal(of: response)
-        reportsResponse = !followsRedirect
+        record.pendingRedirect = redirect
+        reportsResponse = redirect == nil
         return (record.bytesReceived, record.downloadExpected)
+    }
+
+    /// The redirect the current attempt's head decided on, taken as the attempt completes.
+    mutating func takeRedirect() -> URLRequest? {
+        guard let record = box else { return nil }
+        defer { record.pendingRedirect = nil }
+        return record.pendingRedirect
     }
 
     /// What a chunk changed, for the operation to hand on outside the lock.

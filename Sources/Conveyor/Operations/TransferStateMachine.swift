@@ -298,6 +298,7 @@ struct TransferStateMachine {
         pausesWhenTaskStarts = false
         pausedBeforeTask = false
         record.transferMetrics = nil
+        record.pendingRedirect = nil
         currentRequest = request
         record.lastActivity = now
         record.awaitsConnection = false
