@@ -69,9 +69,9 @@ struct RequestBuilderTests {
         }
         #expect(response.statusCode == 200 && response.data == operation.responseData && response.value == response.data)
         #expect(response.request.url == operation.currentRequest.url)
-        // A value of another type than asked for is a serialization failure, not a trap.
-        guard case .failure(.responseSerializationFailed(_, let head?, _)) = HTTPResponse<Int>.finished(operation, value: "text") else {
-            Issue.record("a mistyped value was not a serialization failure")
+        // No value from the serializer is a serialization failure, not a trap.
+        guard case .failure(.responseSerializationFailed(_, let head?, _)) = HTTPResponse<Int>.finished(operation, value: nil) else {
+            Issue.record("a missing value was not a serialization failure")
             return
         }
         #expect(head.statusCode == 200)

@@ -32,17 +32,19 @@ extension HTTPClient {
         for request: URLRequest, responseSerializer: Serializer, configure: (HTTPRequestOperation) -> Void
     ) async throws -> HTTPResponse<Serializer.Output> where Serializer.Output: Sendable {
         let box = OperationCancellationBox()
+        // The value comes back typed from the serializer itself, not through the operation's `Any?`.
+        let serializer = ValueKeepingSerializer(wrapped: responseSerializer)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let operation = self.operation(
                     with: request,
-                    success: { operation, value in
-                        continuation.resume(with: HTTPResponse<Serializer.Output>.finished(operation, value: value))
+                    success: { operation, _ in
+                        continuation.resume(with: HTTPResponse<Serializer.Output>.finished(operation, value: serializer.kept.current))
                     },
                     failure: { _, error in
                         continuation.resume(throwing: error)
                     })
-                operation.responseSerializer = responseSerializer
+                operation.responseSerializer = serializer
                 operation.callbackQueue = asyncResumeQueue  // progress blocks, in order
                 configure(operation)
                 // Resuming needs no hop — unless progress blocks were set: then the result comes

@@ -61,8 +61,14 @@ extension HTTPClient {
             try await withCheckedThrowingContinuation { continuation in
                 let operation = downloadOperation(for: request, to: destination, options: options, progress: progress)
                 operation.setCompletionBlock(
-                    success: { operation, _ in
-                        continuation.resume(returning: (operation as! FileDownloadOperation).destinationURL!)
+                    // The operation's own type, not the block's `HTTPRequestOperation`: no cast.
+                    // (Blocks are released when it finishes, so capturing it makes no cycle.)
+                    success: { [operation] _, _ in
+                        guard let url = operation.destinationURL else {
+                            continuation.resume(throwing: ConveyorError.network(URLError(.cannotCreateFile)))
+                            return
+                        }
+                        continuation.resume(returning: url)
                     },
                     failure: { _, error in
                         continuation.resume(throwing: error)

@@ -111,8 +111,9 @@ extension Outbox {
         }
         let operation = client.operation(
             HTTPRequestOperation.self, with: request,
-            success: { [self] operation, value in
-                switch HTTPResponse<Data>.finished(operation, value: value as? Data ?? Data()) {
+            success: { [self] operation, _ in
+                // The data serializer's value is the body itself.
+                switch HTTPResponse<Data>.finished(operation, value: operation.responseData ?? Data()) {
                 case .success(let response): finish(name, stored, .succeeded(response))
                 case .failure(let error): handle(error, name, stored)
                 }
