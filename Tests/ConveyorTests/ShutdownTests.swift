@@ -68,7 +68,7 @@ struct ShutdownTests {
                 ])
                 // A watchdog, not synchronisation: a child that never exits fails the trial
                 // instead of hanging the suite.
-                DispatchQueue.global().asyncAfter(deadline: .now() + 30) { child.kill(SIGKILL) }
+                DispatchQueue.global().asyncAfter(deadline: .now() + 240) { child.kill(SIGKILL) }
                 var lines: [String] = []
                 for await line in child.lines {
                     lines.append(line)

@@ -126,7 +126,9 @@ func drain(baseURL: URL, temporaryDirectory: URL, signalTwice: Bool) -> Never {
 }
 
 /// `drain-download <base-url> <temp-dir> <transport>`: a file download into temp-dir that the
-/// server holds (a 20 s drip), with GracefulShutdown(timeout: 0.3 s): prints `ready` once it
+/// server holds (a 300 s drip: the parent signals when it reads `ready`, and a parent whose
+/// test threads are all busy read it more than 20 s late once, after a 20 s drip had ended
+/// with `download ok`), with GracefulShutdown(timeout: 0.3 s): prints `ready` once it
 /// runs, `draining` on the signal, `download failed <error>` from its failure block (after a
 /// moment's work, as an app's block does), `download ok` if it succeeds, `exit <status>` when
 /// the drain returned. Nothing flushes the callback queue before the exit: a line missing is
@@ -147,7 +149,7 @@ func drainDownload(baseURL: URL, temporaryDirectory: URL, transport: String) -> 
         exit(status)
     }
     client.download(
-        "drip", parameters: ["numbytes": 100, "duration": 20], to: .file(temporaryDirectory.appendingPathComponent("download.bin")),
+        "drip", parameters: ["numbytes": 100, "duration": 300], to: .file(temporaryDirectory.appendingPathComponent("download.bin")),
         success: { _, _ in say("download ok") },
         failure: { _, error in
             // The app's work before it records the outcome (not synchronisation).
