@@ -101,19 +101,23 @@ final class AdmittedTransportTask: TransportTask, Sendable {
     /// What the task holds; it takes the place once given, and ends the task.
     let release: AttemptRelease
     let delegateQueue: OperationQueue
+    /// Where the URLSession task is created and resumed once the place is given (see
+    /// ``URLSessionTransport``'s `starter`); nil: on the thread that gives the place.
+    let starter: DispatchQueue?
     /// Its place in line at ``admission``.
     let ticket: Int
     private let phase = Lock(Phase.waiting)
 
     init(
         admission: ConnectionAdmission, origin: Origin, delegate: any TransportTaskDelegate, release: AttemptRelease,
-        delegateQueue: OperationQueue
+        delegateQueue: OperationQueue, starter: DispatchQueue? = nil
     ) {
         self.admission = admission
         self.origin = origin
         self.delegate = delegate
         self.release = release
         self.delegateQueue = delegateQueue
+        self.starter = starter
         ticket = admission.makeTicket()
     }
 
@@ -135,13 +139,18 @@ final class AdmittedTransportTask: TransportTask, Sendable {
             // Given back when the task completes.
             release.hold(admission: admission, origin: origin)
             delegate.transportDidLeaveConnectionQueue()
-            let task = makeTask()
-            let keep = phase.withLock { phase -> Bool in
-                if case .cancelled = phase { return false }
-                phase = .running(task)
-                return true
+            // A cancel until the task exists finds the phase still waiting (and out of line):
+            // it marks it cancelled, and the task is cancelled as soon as it is made.
+            let create: @Sendable () -> Void = { [self] in
+                let task = makeTask()
+                let keep = phase.withLock { phase -> Bool in
+                    if case .cancelled = phase { return false }
+                    phase = .running(task)
+                    return true
+                }
+                if !keep { task.cancelInDelegateOrder(on: delegateQueue) }
             }
-            if !keep { task.cancelInDelegateOrder(on: delegateQueue) }
+            if let starter { starter.async(execute: create) } else { create() }
         }
     }
 

@@ -20,6 +20,13 @@ final class URLSessionTransport: Transport {
     let cookies: TransportCookies
     /// The session's serial delegate queue, as the transfers' executor.
     let executor: any TransferExecutor
+    /// Where tasks are created and resumed, off the executor: corelibs makes `dataTask(with:)`
+    /// and `resume()` wait (`sync`) for its session's work queue, and with starts on the
+    /// delegate queues of many sessions at once (the test suite's 60) those waits stalled every
+    /// session's callbacks for up to 3.9 s (seen with gdb: delegate-queue threads in
+    /// `dataTask`, `resume` and `cancel`, no thread in corelibs). One serial queue per session
+    /// keeps the executor free and the starts in order.
+    private let starter = DispatchQueue(label: "org.conveyor.urlsession-start")
     /// Why HTTPS requests cannot be sent as configured: on Linux, corelibs URLSession cannot
     /// honour custom authorities or pins, and silently not checking them would be worse than
     /// failing; on Apple platforms, a pin or authority file that cannot be used.
@@ -237,7 +244,8 @@ final class URLSessionTransport: Transport {
             return URLSessionTransportTask(task: task, delegateQueue: session.delegateQueue, body: body)
         }
         let task = AdmittedTransportTask(
-            admission: admission, origin: origin, delegate: delegate, release: release, delegateQueue: session.delegateQueue)
+            admission: admission, origin: origin, delegate: delegate, release: release, delegateQueue: session.delegateQueue,
+            starter: starter)
         // An admitted task's pump stops when the task completes (its cancel completes it).
         task.enqueue { makeTask().0 }
         return task
