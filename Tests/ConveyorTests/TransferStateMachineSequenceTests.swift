@@ -100,7 +100,7 @@ struct TransferStateMachineSequenceTests {
             return
         }
         #expect(halt.task == nil)
-        #expect(machine.retryTimerFired() == nil)
+        #expect(machine.retryTimerFired().request == nil)
         #expect(machine.attemptBegins(machine.currentRequest, now: Self.now) == nil)
         machine.moved(to: .paused)
         machine.moved(to: .ready)
@@ -120,7 +120,7 @@ struct TransferStateMachineSequenceTests {
         #expect(resumed?.resumeValidator == "\"v1\"")
 
         var retried = Fixture.backingOff.make()
-        let retry = retried.retryTimerFired()
+        let retry = retried.retryTimerFired().request
         #expect(retry != nil)
         let attempt = retried.attemptBegins(retry!, now: Self.now)
         #expect(attempt?.resumeOffset == 5)
@@ -144,7 +144,7 @@ struct TransferStateMachineSequenceTests {
     func rangedAnswers() {
         func resumed() -> TransferStateMachine {
             var machine = Fixture.backingOff.make()
-            _ = machine.attemptBegins(machine.retryTimerFired()!, now: Self.now)
+            _ = machine.attemptBegins(machine.retryTimerFired().request!, now: Self.now)
             return machine
         }
         var other = resumed()
@@ -256,6 +256,14 @@ extension TransferStateMachine.State {
     var isFinished: Bool {
         if case .finished = self { return true }
         return false
+    }
+}
+
+extension TransferStateMachine.BackOffAction {
+    /// The request to send when the back-off is over; nil for a late fire.
+    var request: URLRequest? {
+        if case .send(let request) = self { return request }
+        return nil
     }
 }
 

@@ -37,6 +37,7 @@ enum TransferStateMachineTable {
         Row(.idle, .moveToPaused, .acted, .pausedBeforeStart(i())),
         Row(.idle, .taskStarted, .cancelTask, .idle(i())),
         Row(.idle, .staleTask, .cancelTask, .idle(i())),
+        Row(.idle, .attemptFailed, .finish, .idle(i())),
         Row(.idle, .claim, .finish, .finished(done(.ready))),
 
         // enqueued
@@ -47,6 +48,7 @@ enum TransferStateMachineTable {
         Row(.enqueued, .moveToPaused, .acted, .pausedBeforeStart(i(enqueued: true))),
         Row(.enqueued, .taskStarted, .cancelTask, .idle(i(enqueued: true))),
         Row(.enqueued, .staleTask, .cancelTask, .idle(i(enqueued: true))),
+        Row(.enqueued, .attemptFailed, .finish, .idle(i(enqueued: true))),
         Row(.enqueued, .claim, .finish, .finished(done(.ready))),
 
         // pausedBeforeStart
@@ -57,6 +59,7 @@ enum TransferStateMachineTable {
         Row(.pausedBeforeStart, .moveToReady, .acted, .idle(i())),
         Row(.pausedBeforeStart, .taskStarted, .cancelTask, .pausedBeforeStart(i())),
         Row(.pausedBeforeStart, .staleTask, .cancelTask, .pausedBeforeStart(i())),
+        Row(.pausedBeforeStart, .attemptFailed, .finish, .pausedBeforeStart(i())),
         Row(.pausedBeforeStart, .claim, .finish, .finished(done(.paused))),
 
         // startedWhilePaused
@@ -65,6 +68,7 @@ enum TransferStateMachineTable {
         Row(.startedWhilePaused, .moveToReady, .acted, .idle(i(started: true))),
         Row(.startedWhilePaused, .taskStarted, .cancelTask, .pausedBeforeStart(i(started: true))),
         Row(.startedWhilePaused, .staleTask, .cancelTask, .pausedBeforeStart(i(started: true))),
+        Row(.startedWhilePaused, .attemptFailed, .finish, .pausedBeforeStart(i(started: true))),
         Row(.startedWhilePaused, .claim, .finish, .finished(done(.paused))),
 
         // preparing
@@ -217,6 +221,7 @@ enum TransferStateMachineTable {
         Row(.paused, .moveToReady, .acted, .idle(i(started: true, enqueued: true))),
         Row(.paused, .taskStarted, .cancelTask, .paused(announced: true)),
         Row(.paused, .staleTask, .cancelTask, .paused(announced: true)),
+        Row(.paused, .attemptFailed, .finish, .paused(announced: true)),
         Row(.paused, .claim, .finish, .finished(done(.paused))),
 
         // resumed
@@ -225,11 +230,12 @@ enum TransferStateMachineTable {
         Row(.resumed, .moveToPaused, .acted, .pausedBeforeStart(i(started: true, enqueued: true))),
         Row(.resumed, .taskStarted, .cancelTask, .idle(i(started: true, enqueued: true))),
         Row(.resumed, .staleTask, .cancelTask, .idle(i(started: true, enqueued: true))),
+        Row(.resumed, .attemptFailed, .finish, .idle(i(started: true, enqueued: true))),
         Row(.resumed, .claim, .finish, .finished(done(.ready))),
 
         // finishing
-        Row(.finishing, .moveToFinished, .acted, .finished(done(.finished))),
         Row(.finishing, .moveToPaused, .acted, .finished(done(.paused))),
+        Row(.finishing, .moveToFinished, .acted, .finished(done(.finished))),
         Row(.finishing, .taskStarted, .cancelTask, .finished(done(.executing))),
         Row(.finishing, .staleTask, .cancelTask, .finished(done(.executing))),
 

@@ -279,12 +279,21 @@ struct TransferStateMachineTests {
                 case .expire: return .expire
                 }
             case .attemptFailed:
-                guard let (count, _) = machine.attemptFailed(retryable: true, cancelled: false, maximumAttempts: 5) else { return .drop }
-                return .askRetryPolicy(attemptCount: count)
+                switch machine.attemptFailed(retryable: true, cancelled: false, maximumAttempts: 5) {
+                case .none: return .drop
+                case .finish: return .finish
+                case .askRetryPolicy(let count, _): return .askRetryPolicy(attemptCount: count)
+                }
             case .retryScheduled:
-                guard let (next, _) = machine.retryScheduled(request: nil) else { return .drop }
-                return .backOff(nextAttempt: next)
-            case .retryTimerFired: return machine.retryTimerFired() == nil ? .drop : .sendAgain
+                switch machine.retryScheduled(request: nil) {
+                case .none: return .drop
+                case .backOff(let next, _): return .backOff(nextAttempt: next)
+                }
+            case .retryTimerFired:
+                switch machine.retryTimerFired() {
+                case .none: return .drop
+                case .send: return .sendAgain
+                }
             case .credentialWait:
                 let waits = machine.credentialWaitBegins()
                 return waits == 0 ? .drop : .waits(waits)

@@ -236,29 +236,45 @@ extension TransferStateMachine {
 
     // MARK: - Failure and retry
 
+    enum FailureAction {
+        /// The completion is claimed already: nothing to do.
+        case none
+        /// Finish with the error now.
+        case finish
+        /// Stop `halt` and ask the retry policy, with the attempt count for its context.
+        case askRetryPolicy(attemptCount: Int, halt: Halt)
+    }
+
     /// An attempt failed. When the retry policy may see it (`retryable`, not a cancellation,
     /// attempts left), the attempt is dropped and its clocks stopped while the policy decides
-    /// — a decision may wait for a person. Returns the attempt count for the policy's context
-    /// and what to stop; nil when the operation finishes with the error now.
-    mutating func attemptFailed(retryable: Bool, cancelled: Bool, maximumAttempts: Int) -> (attemptCount: Int, halt: Halt)? {
-        guard retryable, !cancelled, !isFinishing, lifecycle == .executing, retryCount + 1 < maximumAttempts else { return nil }
+    /// — a decision may wait for a person.
+    mutating func attemptFailed(retryable: Bool, cancelled: Bool, maximumAttempts: Int) -> FailureAction {
+        if isFinishing { return .none }
+        guard retryable, !cancelled, lifecycle == .executing, retryCount + 1 < maximumAttempts else { return .finish }
         // A pause whose lifecycle has not moved yet stays a pause (and `retryScheduled` drops the decision).
         if mayBeginAttempt { state = .retrying(.deciding) }
         let record = self.record
         defer { record.task = nil }
-        return (record.retryCount + 1, Halt(task: record.task, timers: record.takeTimers(), file: nil))
+        return .askRetryPolicy(attemptCount: record.retryCount + 1, halt: Halt(task: record.task, timers: record.takeTimers(), file: nil))
+    }
+
+    enum RetryAction {
+        /// The transfer stopped, paused or moved on meanwhile: the decision is dropped.
+        case none
+        /// Close `file` (the kept bytes a ranged request continues), announce attempt
+        /// `nextAttempt`, arm the back-off timer.
+        case backOff(nextAttempt: Int, closing: ResponseBodyFile?)
     }
 
     /// The policy retries: counted, `request` (a `decide` block's) becomes the next one, and the
-    /// bytes received are kept where a ranged request can continue them. Returns the coming
-    /// attempt's number and the body file to close; nil when the operation stopped meanwhile.
-    mutating func retryScheduled(request: URLRequest?) -> (attemptNumber: Int, file: ResponseBodyFile?)? {
-        guard case .retrying(.deciding) = state else { return nil }
+    /// bytes received are kept where a ranged request can continue them.
+    mutating func retryScheduled(request: URLRequest?) -> RetryAction {
+        guard case .retrying(.deciding) = state else { return .none }
         state = .retrying(.backingOff)
         let record = self.record
         record.retryCount += 1
         if let request { currentRequest = request }
-        return (record.retryCount + 1, keepReceivedBytes())
+        return .backOff(nextAttempt: record.retryCount + 1, closing: keepReceivedBytes())
     }
 
     /// The back-off timer was made; false when the operation stopped meanwhile (cancel it).
@@ -268,13 +284,19 @@ extension TransferStateMachine {
         return true
     }
 
-    /// The back-off is over: returns the request to send (after arming fresh timers), nil when
-    /// the operation stopped or paused meanwhile.
-    mutating func retryTimerFired() -> URLRequest? {
-        guard case .retrying(.backingOff) = state, let record = box else { return nil }
+    enum BackOffAction {
+        /// The transfer stopped, paused or moved on meanwhile: a late fire.
+        case none
+        /// Arm fresh idle and resource timers and send `request`.
+        case send(URLRequest)
+    }
+
+    /// The back-off is over.
+    mutating func retryTimerFired() -> BackOffAction {
+        guard case .retrying(.backingOff) = state, let record = box else { return .none }
         state = .preparing
         record.retryTimer = nil
-        return currentRequest
+        return .send(currentRequest)
     }
 
     /// The one decision whether received bytes can be continued with `Range`/`If-Range` (by a
