@@ -118,7 +118,7 @@ struct TransferStateMachineBookkeepingTests {
             case .pinSecrets: answered = machine.secretsPinned(["secret-value"])
             case .replay:
                 // Only an attempt that carried a stamped credential is replayed.
-                answered = machine.mayReplay(attempt: attempt) && machine.replayBegins(attempt: attempt) != nil
+                if machine.mayReplay(attempt: attempt), case .replay = machine.replayBegins(attempt: attempt) { answered = true }
             }
             return answered || Fingerprint(machine) != before || machine.state != stateBefore ? .acted : .drop
         }

@@ -214,19 +214,23 @@ struct TransferStateMachineSequenceTests {
         machine.credentialApplied("token-1")
         #expect(machine.mayReplay(attempt: attempt))
         #expect(!machine.mayReplay(attempt: attempt - 1))
-        let replay = machine.replayBegins(attempt: attempt)
-        #expect(replay?.credentialID == "token-1")
-        #expect((replay?.task as? FakeTask)?.id == attempt)
+        guard case .replay(let task, let credentialID) = machine.replayBegins(attempt: attempt) else {
+            Issue.record("the attempt that carried the credential is replayed")
+            return
+        }
+        #expect(credentialID == "token-1")
+        #expect((task as? FakeTask)?.id == attempt)
         #expect(machine.state == .awaitingCredential(replay: true))
         #expect(machine.retryCount == 0)
         let next = machine.attemptBegins(machine.currentRequest, now: Self.now)!.number
         #expect(!machine.mayReplay(attempt: next))
-        #expect(machine.credentialWaitBegins() == 1)
+        #expect(machine.credentialWaitBegins(maximumWaits: 2) == .wait(count: 1))
         #expect(machine.state == .awaitingCredential(replay: false))
-        #expect(machine.credentialWaitBegins() == 2)
+        #expect(machine.credentialWaitBegins(maximumWaits: 2) == .wait(count: 2))
+        #expect(machine.credentialWaitBegins(maximumWaits: 2) == .giveUp(refreshes: 2))
         machine.credentialApplied("token-2")
         #expect(machine.state == .preparing)
-        #expect(machine.credentialWaitBegins() == 1)
+        #expect(machine.credentialWaitBegins(maximumWaits: 2) == .wait(count: 1))
     }
 
     @Test("A waiting operation has no record; enqueueing twice or after a start is refused")

@@ -96,7 +96,7 @@ enum TransferStateMachineTable {
         Row(.awaitingCredential, .idleTimer, .reschedule, .awaitingCredential(replay: false)),
         Row(.awaitingCredential, .silentIdleTimer, .reschedule, .awaitingCredential(replay: false)),
         Row(.awaitingCredential, .attemptFailed, .askRetryPolicy(attemptCount: 1), .retrying(.deciding)),
-        Row(.awaitingCredential, .credentialWait, .waits(2), .awaitingCredential(replay: false)),
+        Row(.awaitingCredential, .credentialWait, .giveUp(refreshes: 1), .awaitingCredential(replay: false)),
         Row(.awaitingCredential, .credentialApplied, .acted, .preparing),
         Row(.awaitingCredential, .claim, .finish, .finished(done(.executing))),
 

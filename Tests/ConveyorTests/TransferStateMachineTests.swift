@@ -100,7 +100,7 @@ struct TransferStateMachineTests {
             switch self {
             case .preparing: return machine
             case .awaitingCredential:
-                _ = machine.credentialWaitBegins()
+                _ = machine.credentialWaitBegins(maximumWaits: 3)
                 return machine
             case .adapting:
                 _ = machine.attemptBegins(machine.currentRequest, now: now, adapting: true)
@@ -163,6 +163,8 @@ struct TransferStateMachineTests {
         case backOff(nextAttempt: Int)
         case sendAgain
         case waits(Int)
+        /// No usable credential after that many refreshes.
+        case giveUp(refreshes: Int)
 
         var description: String {
             switch self {
@@ -186,6 +188,7 @@ struct TransferStateMachineTests {
             case .backOff(let next): "backOff(nextAttempt: \(next))"
             case .sendAgain: "sendAgain"
             case .waits(let count): "waits(\(count))"
+            case .giveUp(let refreshes): "giveUp(refreshes: \(refreshes))"
             }
         }
     }
@@ -295,8 +298,11 @@ struct TransferStateMachineTests {
                 case .send: return .sendAgain
                 }
             case .credentialWait:
-                let waits = machine.credentialWaitBegins()
-                return waits == 0 ? .drop : .waits(waits)
+                switch machine.credentialWaitBegins(maximumWaits: 1) {
+                case .none: return .drop
+                case .wait(let count): return .waits(count)
+                case .giveUp(let refreshes): return .giveUp(refreshes: refreshes)
+                }
             case .credentialApplied:
                 let before = machine.state
                 machine.credentialApplied("token")

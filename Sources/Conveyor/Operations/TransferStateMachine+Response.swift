@@ -21,13 +21,26 @@ extension TransferStateMachine {
         record.appliedCredentialID = nil
     }
 
-    /// The authenticator had no credential to stamp: the attempt waits for its refresh. Returns
-    /// how many refreshes this attempt has waited for, this one included.
-    mutating func credentialWaitBegins() -> Int {
-        guard mayBeginAttempt else { return 0 }
+    enum CredentialWaitAction: Equatable {
+        /// The transfer does not run (a pause or the completion came first): nothing to wait for.
+        case none
+        /// Wait for the authenticator's refresh, then send the attempt again.
+        case wait(count: Int)
+        /// The attempt waited for `refreshes` refreshes already and got no credential it could
+        /// use: fail with ``ConveyorError/CredentialRefreshFailureReason/noUsableCredential(refreshes:)``.
+        case giveUp(refreshes: Int)
+    }
+
+    /// The authenticator had no credential to stamp: the attempt waits for its refresh, unless
+    /// it waited `maximumWaits` times already. One wait is the rule; a second or third lets a
+    /// refresh another operation started meanwhile finish. Past that the authenticator's
+    /// credentials expire faster than they can be used, and waiting again would loop.
+    mutating func credentialWaitBegins(maximumWaits: Int) -> CredentialWaitAction {
+        guard mayBeginAttempt else { return .none }
         state = .awaitingCredential(replay: false)
         record.credentialWaits += 1
-        return record.credentialWaits
+        let waits = record.credentialWaits
+        return waits <= maximumWaits ? .wait(count: waits) : .giveUp(refreshes: waits - 1)
     }
 
     /// Whether a refused credential may be refreshed and the request replayed: the attempt is
@@ -36,14 +49,20 @@ extension TransferStateMachine {
         isCurrent(attempt) && box?.appliedCredentialID != nil && box?.credentialReplays == 0
     }
 
+    enum ReplayAction {
+        /// The attempt is no longer the one in flight.
+        case none
+        /// Cancel `task` and wait for the refresh that replaces `credentialID`.
+        case replay(cancel: (any TransportTask)?, replacing: String?)
+    }
+
     /// The attempt is dropped to wait for a refreshed credential (a replay, not a retry).
-    /// Returns its task to cancel and the credential to replace; nil when no longer current.
-    mutating func replayBegins(attempt: Int) -> (task: (any TransportTask)?, credentialID: String?)? {
-        guard isCurrent(attempt), let record = box else { return nil }
+    mutating func replayBegins(attempt: Int) -> ReplayAction {
+        guard isCurrent(attempt), let record = box else { return .none }
         state = .awaitingCredential(replay: true)
         record.credentialReplays += 1
         defer { record.task = nil }
-        return (record.task, record.appliedCredentialID)
+        return .replay(cancel: record.task, replacing: record.appliedCredentialID)
     }
 
     // MARK: - The response
