@@ -109,6 +109,25 @@ struct TransferStateMachineSequenceTests {
         #expect(machine.attemptBegins(machine.currentRequest, now: Self.now) != nil)
     }
 
+    @Test("A retry's back-off that fires after a pause and a resume sends nothing: the resumed run has its own attempt")
+    func staleBackOffAfterResume() {
+        var machine = Fixture.backingOff.make()
+        _ = machine.pause()
+        machine.moved(to: .paused)
+        machine.moved(to: .ready)
+        machine.moved(to: .executing)
+        let resumed = machine.attemptBegins(machine.currentRequest, now: Self.now)?.number
+        // The back-off timer was cancelled by the pause, but its fire may already be on its way.
+        #expect(machine.retryTimerFired().request == nil)
+        #expect(machine.state == .connecting(.init(number: resumed ?? -1)))
+        // So may the policy's answer to the failure before the pause.
+        guard case .none = machine.retryScheduled(request: nil) else {
+            Issue.record("a decision about an attempt before the pause schedules no second one")
+            return
+        }
+        #expect(machine.retryCount == 1)
+    }
+
     @Test("Pause and retry keep the received bytes under one rule: a GET's 200 with a strong validator")
     func resumePoint() {
         var paused = Fixture.paused.make()
