@@ -7,11 +7,15 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// The operation's state machine alone, without sockets: every event in every state. The
-/// socket suites (`OperationLifecycleTests`, `PauseResumeTests`, `RetryTests`, …) show the
-/// operation acts on what the machine decides; these show what it decides.
+/// The operation's state machine alone, without sockets or timers firing: a table of
+/// (state reached by driving events, event) → (exact action, next state), and a check that every
+/// other cell of states × events is a drop (no action, state unchanged). The socket suites
+/// (`OperationLifecycleTests`, `PauseResumeTests`, `RetryTests`, …) show the operation acts on
+/// what the machine decides; these show what it decides.
 @Suite("The transfer state machine, event by event")
 struct TransferStateMachineTests {
+    typealias State = TransferStateMachine.State
+
     /// A task that only says who it is.
     struct FakeTask: TransportTask {
         let id: Int
@@ -20,395 +24,383 @@ struct TransferStateMachineTests {
         func resumeReceiving() {}
     }
 
+    /// The clock the machine is given: it moves only when a test moves it.
+    struct FakeClock {
+        private(set) var now = DispatchTime(uptimeNanoseconds: 1_000_000_000_000)
+        mutating func advance(by seconds: Double) {
+            now = DispatchTime(uptimeNanoseconds: now.uptimeNanoseconds + UInt64(seconds * 1e9))
+        }
+        /// `seconds` after the start.
+        func later(by seconds: Double) -> DispatchTime {
+            DispatchTime(uptimeNanoseconds: now.uptimeNanoseconds + UInt64(seconds * 1e9))
+        }
+    }
+
     static let url = URL(string: "http://127.0.0.1:1/file")!
+    static let clock = FakeClock()
+    static var now: DispatchTime { clock.now }
     static func head(_ status: Int, _ headers: [String: String] = [:]) -> HTTPResponseHead {
         HTTPResponseHead(url: url, statusCode: status, headers: HTTPHeaders(headers))
     }
-    static let now = DispatchTime.now()
+    /// The fixtures' response: a GET's 200 with a strong validator, so its bytes can be continued.
+    static let okHead = head(200, ["ETag": "\"v1\"", "Content-Length": "10"])
+    /// A timer that never fires during a test (the machine only keeps and hands back timers).
+    static func parkedTimer() -> DeadlineTimer { DeadlineScheduler.shared.schedule(after: 3600) {} }
 
-    /// The states an operation passes through, each made by the events that lead to it.
-    enum Fixture: String, CaseIterable, CustomStringConvertible {
-        case waiting, enqueued, pausedBeforeStart, executingWithoutTask, executingWithTask, receiving, betweenAttempts, paused
-        case finished
+    /// The states, each made by the events that lead to it (never by setting fields).
+    enum Fixture: String, CaseIterable, CustomStringConvertible, Sendable {
+        case idle, enqueued, pausedBeforeStart, startedWhilePaused, preparing, awaitingCredential, adapting, connecting
+        case connectingWithTask, receiving, following, deciding, backingOff, pausing, paused, resumed, finishing, finished
 
         var description: String { rawValue }
 
+        /// The state the fixture stands for.
+        var state: State {
+            let flight = TransferStateMachine.InFlight(number: 1)
+            switch self {
+            case .idle: return .idle(.init())
+            case .enqueued: return .idle(.init(started: false, enqueued: true))
+            case .pausedBeforeStart: return .pausedBeforeStart(.init())
+            case .startedWhilePaused: return .pausedBeforeStart(.init(started: true, enqueued: false))
+            case .preparing: return .preparing
+            case .awaitingCredential: return .awaitingCredential(replay: false)
+            case .adapting: return .adapting(flight)
+            case .connecting, .connectingWithTask: return .connecting(flight)
+            case .receiving: return .receiving(flight, .deliver)
+            case .following: return .receiving(flight, .follow)
+            case .deciding: return .retrying(.deciding)
+            case .backingOff: return .retrying(.backingOff)
+            case .pausing: return .paused(announced: false)
+            case .paused: return .paused(announced: true)
+            case .resumed: return .idle(.init(started: true, enqueued: true))
+            case .finishing: return .finished(.init(lifecycle: .executing))
+            case .finished: return .finished(.init(lifecycle: .finished))
+            }
+        }
+
         func make() -> TransferStateMachine {
+            let now = TransferStateMachineTests.now
             var machine = TransferStateMachine(request: URLRequest(url: TransferStateMachineTests.url))
             switch self {
-            case .waiting: return machine
+            case .idle: return machine
             case .enqueued:
                 _ = machine.enqueue()
                 return machine
-            case .pausedBeforeStart:
-                guard case .pauseWaiting = machine.pause() else {
-                    Issue.record("pause of a waiting operation")
-                    return machine
-                }
+            case .pausedBeforeStart, .startedWhilePaused:
+                _ = machine.pause()
                 machine.moved(to: .paused)
+                if self == .startedWhilePaused { _ = machine.start(isCancelled: false, now: now, date: Date()) }
                 return machine
             default: break
             }
-            guard case .execute = machine.start(isCancelled: false, now: TransferStateMachineTests.now, date: Date()) else {
-                Issue.record("start")
-                return machine
-            }
+            _ = machine.start(isCancelled: false, now: now, date: Date())
             machine.moved(to: .executing)
             // As the operation does: the idle timer is armed before the first attempt.
-            _ = machine.timersArmed(
-                idle: DeadlineScheduler.shared.schedule(after: 3600) {}, resource: nil, now: TransferStateMachineTests.now)
-            let attempt = machine.attemptBegins(machine.currentRequest, now: TransferStateMachineTests.now)!.number
-            if self == .executingWithoutTask { return machine }
-            _ = machine.taskStarted(FakeTask(id: attempt), attempt: attempt)
-            if self == .executingWithTask { return machine }
-            let head = TransferStateMachineTests.head(200, ["ETag": "\"v1\"", "Content-Length": "10"])
-            guard case .accept = machine.headArrived(head, attempt: attempt, now: TransferStateMachineTests.now) else {
-                Issue.record("head")
-                return machine
-            }
-            _ = machine.bodyRouted(to: nil, streams: false, attempt: attempt)
-            _ = machine.headDelivered(head, redirect: nil)
-            _ = machine.chunkArrived(Data("hello".utf8), attempt: attempt, limit: nil, now: TransferStateMachineTests.now)
+            _ = machine.timersArmed(idle: TransferStateMachineTests.parkedTimer(), resource: nil, now: now)
             switch self {
-            case .receiving: return machine
-            case .betweenAttempts:
+            case .preparing: return machine
+            case .awaitingCredential:
+                _ = machine.credentialWaitBegins(maximumWaits: 3)
+                return machine
+            case .adapting:
+                _ = machine.attemptBegins(machine.currentRequest, now: now, adapting: true)
+                return machine
+            default: break
+            }
+            let attempt = machine.attemptBegins(machine.currentRequest, now: now)!.number
+            if self == .connecting { return machine }
+            _ = machine.taskStarted(FakeTask(id: attempt), attempt: attempt)
+            if self == .connectingWithTask { return machine }
+            _ = machine.headArrived(TransferStateMachineTests.okHead, attempt: attempt, now: now)
+            _ = machine.bodyRouted(to: nil, streams: false, attempt: attempt)
+            var redirect = URLRequest(url: TransferStateMachineTests.url.appendingPathComponent("next"))
+            redirect.httpMethod = "GET"
+            _ = machine.headDelivered(TransferStateMachineTests.okHead, redirect: self == .following ? redirect : nil)
+            _ = machine.chunkArrived(Data("hello".utf8), attempt: attempt, limit: nil, now: now)
+            switch self {
+            case .receiving, .following: return machine
+            case .deciding, .backingOff:
                 _ = machine.attemptFailed(retryable: true, cancelled: false, maximumAttempts: 3)
-                _ = machine.retryScheduled(request: nil)
-            case .paused:
+                if self == .backingOff { _ = machine.retryScheduled(request: nil) }
+            case .pausing, .paused, .resumed:
                 _ = machine.pause()
-                machine.moved(to: .paused)
-            case .finished:
-                _ = machine.claimCompletion(.failure(.cancelled(reason: .explicit)), now: TransferStateMachineTests.now)
-                machine.moved(to: .finished)
+                if self != .pausing { machine.moved(to: .paused) }
+                if self == .resumed { machine.moved(to: .ready) }
+            case .finishing, .finished:
+                _ = machine.claimCompletion(.failure(.cancelled(reason: .explicit)), now: now)
+                if self == .finished { machine.moved(to: .finished) }
             default: break
             }
             return machine
         }
     }
 
-    /// Every event, applied to a machine; the answer says whether the machine acted on it.
-    enum Event: String, CaseIterable, CustomStringConvertible {
-        case enqueue, start, cancel, pause, beginAttempt, staleTask, staleHead, head, chunk, bytesSent, wantsPause
-        case idleTimer, retryTimer, attemptFailed, retryScheduled, replay, claim, armTimers, pinSecrets, awaitConnection
+    /// An event of a table: applied to a machine, it answers an ``Outcome``.
+    protocol MachineEvent: CaseIterable, CustomStringConvertible, Sendable {
+        func apply(to machine: inout TransferStateMachine) -> Outcome
+    }
+
+    /// What an event answered, as a value a table can hold: the machine's actions carry tasks,
+    /// timers and files, which are projected here.
+    enum Outcome: Hashable, Sendable, CustomStringConvertible {
+        /// The event's "nothing to do" answer.
+        case drop
+        /// An event whose answer is "acted" and no more.
+        case acted
+        case execute, finish, returnToReady, pauseWaiting
+        /// `pause()` stops this: whether a task and a kept body file are handed over.
+        case stop(task: Bool)
+        case cancelTask, pauseTask, resumeTask
+        /// A new attempt: its ordinal for the caller and the bytes a `Range` continues.
+        case attempt(ordinal: Int, resumeOffset: Int64)
+        case restart
+        case accept(keep: Bool)
+        case chunk(received: Int64, streams: Bool, reports: Bool)
+        case reschedule, expire
+        /// The failure goes to the retry policy with this attempt count.
+        case askRetryPolicy(attemptCount: Int)
+        /// The retry is scheduled; the coming attempt's number.
+        case backOff(nextAttempt: Int)
+        case sendAgain
+        case waits(Int)
+        /// No usable credential after that many refreshes.
+        case giveUp(refreshes: Int)
+
+        var description: String {
+            switch self {
+            case .drop: "drop"
+            case .acted: "acted"
+            case .execute: "execute"
+            case .finish: "finish"
+            case .returnToReady: "returnToReady"
+            case .pauseWaiting: "pauseWaiting"
+            case .stop(let task): "stop(task: \(task))"
+            case .cancelTask: "cancelTask"
+            case .pauseTask: "pauseTask"
+            case .resumeTask: "resumeTask"
+            case .attempt(let ordinal, let offset): "attempt(ordinal: \(ordinal), resumeOffset: \(offset))"
+            case .restart: "restart"
+            case .accept(let keep): "accept(keep: \(keep))"
+            case .chunk(let received, let streams, let reports): "chunk(received: \(received), streams: \(streams), reports: \(reports))"
+            case .reschedule: "reschedule"
+            case .expire: "expire"
+            case .askRetryPolicy(let count): "askRetryPolicy(attemptCount: \(count))"
+            case .backOff(let next): "backOff(nextAttempt: \(next))"
+            case .sendAgain: "sendAgain"
+            case .waits(let count): "waits(\(count))"
+            case .giveUp(let refreshes): "giveUp(refreshes: \(refreshes))"
+            }
+        }
+    }
+
+    /// The events that start, stop and steer a transfer. Transport events carry the number of
+    /// the attempt begun last (``TransferStateMachine/attempt``): the one in flight, or a stale
+    /// one between attempts; `stale…` events carry the one before it.
+    enum Event: String, MachineEvent {
+        case enqueue, start, startCancelled, cancel, pause, moveToReady, moveToExecuting, moveToPaused, moveToFinished
+        case beginAttempt, beginAdapting, adapted, taskStarted, staleTask, head, staleHead, chunk, staleChunk, bytesSent
+        case wantsPause, idleTimer, silentIdleTimer, attemptFailed, retryScheduled, retryTimerFired, credentialWait
+        case credentialApplied, claim
 
         var description: String { rawValue }
 
-        /// Applies the event; true when the machine acted (changed something or asked for an action).
-        func apply(to machine: inout TransferStateMachine) -> Bool {
+        /// Applies the event with the clock at `TransferStateMachineTests.now`; `silentIdleTimer`
+        /// reads it two minutes later.
+        func apply(to machine: inout TransferStateMachine) -> Outcome {
+            let clock = TransferStateMachineTests.clock
+            let now = clock.now
             let attempt = machine.attempt
-            let now = TransferStateMachineTests.now
             switch self {
-            case .enqueue: return machine.enqueue()
-            case .start:
-                if case .none = machine.start(isCancelled: false, now: now, date: Date()) { return false }
-                return true
+            case .enqueue: return machine.enqueue() ? .acted : .drop
+            case .start, .startCancelled:
+                switch machine.start(isCancelled: self == .startCancelled, now: now, date: Date()) {
+                case .none: return .drop
+                case .finish: return .finish
+                case .execute: return .execute
+                }
             case .cancel:
                 machine.cancelRequested(.explicit)
-                if case .none = machine.cancelled() { return false }
-                return true
+                switch machine.cancelled() {
+                case .none: return .drop
+                case .finish: return .finish
+                case .returnToReady: return .returnToReady
+                }
             case .pause:
-                if case .none = machine.pause() { return false }
-                return true
-            case .beginAttempt: return machine.attemptBegins(machine.currentRequest, now: now) != nil
-            case .staleTask:
-                if case .cancel = machine.taskStarted(FakeTask(id: -1), attempt: attempt - 1) { return false }
-                return true
-            case .staleHead:
-                if case .ignore = machine.headArrived(TransferStateMachineTests.head(200), attempt: attempt - 1, now: now) { return false }
-                return true
-            case .head:
-                if case .ignore = machine.headArrived(TransferStateMachineTests.head(200), attempt: attempt, now: now) { return false }
-                return true
-            case .chunk:
-                if case .ignore = machine.chunkArrived(Data("x".utf8), attempt: attempt, limit: nil, now: now) { return false }
-                return true
-            case .bytesSent: return machine.bytesSent(1, expected: 1, attempt: attempt, now: now)
+                switch machine.pause() {
+                case .none: return .drop
+                case .pauseWaiting: return .pauseWaiting
+                case .stop(let halt): return .stop(task: halt.task != nil)
+                }
+            case .moveToReady, .moveToExecuting, .moveToPaused, .moveToFinished:
+                // As `HTTPRequestOperation.transition(from:to:)`: only along the lifecycle's rules.
+                let next: TransferStateMachine.Lifecycle =
+                    switch self {
+                    case .moveToReady: .ready
+                    case .moveToExecuting: .executing
+                    case .moveToPaused: .paused
+                    default: .finished
+                    }
+                guard machine.lifecycle.canTransition(to: next) else { return .drop }
+                machine.moved(to: next)
+                return .acted
+            case .beginAttempt, .beginAdapting:
+                guard let begun = machine.attemptBegins(machine.currentRequest, now: now, adapting: self == .beginAdapting) else {
+                    return .drop
+                }
+                return .attempt(ordinal: begun.ordinal, resumeOffset: begun.resumeOffset)
+            case .adapted: return machine.adapted(attempt: attempt) ? .acted : .drop
+            case .taskStarted, .staleTask:
+                switch machine.taskStarted(FakeTask(id: 9), attempt: self == .taskStarted ? attempt : attempt - 1) {
+                case .none: return .acted
+                case .cancel: return .cancelTask
+                case .pause: return .pauseTask
+                case .resume: return .resumeTask
+                }
+            case .head, .staleHead:
+                let number = self == .head ? attempt : attempt - 1
+                switch machine.headArrived(TransferStateMachineTests.head(200), attempt: number, now: now) {
+                case .ignore: return .drop
+                case .restart: return .restart
+                case .accept(_, let keep): return .accept(keep: keep)
+                }
+            case .chunk, .staleChunk:
+                let number = self == .chunk ? attempt : attempt - 1
+                switch machine.chunkArrived(Data("x".utf8), attempt: number, limit: nil, now: now) {
+                case .ignore: return .drop
+                case .tooLarge: return .finish
+                case .accept(let update): return .chunk(received: update.received, streams: update.streams, reports: update.reports)
+                }
+            case .bytesSent: return machine.bytesSent(1, expected: 1, attempt: attempt, now: now) ? .acted : .drop
             case .wantsPause:
                 _ = machine.pauseReceiving()
-                return machine.transportWantsPause(attempt: attempt)
-            case .idleTimer:
-                if case .none = machine.idleTimerFired(interval: 60, now: now) { return false }
-                return true
-            case .retryTimer: return machine.retryTimerFired() != nil
-            case .attemptFailed: return machine.attemptFailed(retryable: true, cancelled: false, maximumAttempts: 5) != nil
-            case .retryScheduled: return machine.retryScheduled(request: nil) != nil
-            case .replay: return machine.mayReplay(attempt: attempt) && machine.replayBegins(attempt: attempt) != nil
-            case .claim: return machine.claimCompletion(.success(OneWayTransfer(nil)), now: now) != nil
-            case .pinSecrets: return machine.secretsPinned(["secret-value"])
-            case .awaitConnection:
-                // Waiting for a connection turns an expiring idle timer into a rescheduled one.
-                machine.awaitsConnection(attempt: attempt)
-                let late = DispatchTime(uptimeNanoseconds: now.uptimeNanoseconds + 120_000_000_000)
-                if case .reschedule = machine.idleTimerFired(interval: 60, now: late), machine.task != nil { return true }
-                return false
-            case .armTimers:
-                let timer = DeadlineScheduler.shared.schedule(after: 3600) {}
-                let cancelled = machine.timersArmed(idle: timer, resource: nil, now: now)
-                timer.cancel()
-                return !cancelled.contains { $0 === timer }
+                return machine.transportWantsPause(attempt: attempt) ? .acted : .drop
+            case .idleTimer, .silentIdleTimer:
+                let reading = self == .idleTimer ? now : clock.later(by: 120)
+                switch machine.idleTimerFired(interval: 60, now: reading) {
+                case .none: return .drop
+                case .reschedule: return .reschedule
+                case .expire: return .expire
+                }
+            case .attemptFailed:
+                switch machine.attemptFailed(retryable: true, cancelled: false, maximumAttempts: 5) {
+                case .none: return .drop
+                case .finish: return .finish
+                case .askRetryPolicy(let count, _): return .askRetryPolicy(attemptCount: count)
+                }
+            case .retryScheduled:
+                switch machine.retryScheduled(request: nil) {
+                case .none: return .drop
+                case .backOff(let next, _): return .backOff(nextAttempt: next)
+                }
+            case .retryTimerFired:
+                switch machine.retryTimerFired() {
+                case .none: return .drop
+                case .send: return .sendAgain
+                }
+            case .credentialWait:
+                switch machine.credentialWaitBegins(maximumWaits: 1) {
+                case .none: return .drop
+                case .wait(let count): return .waits(count)
+                case .giveUp(let refreshes): return .giveUp(refreshes: refreshes)
+                }
+            case .credentialApplied:
+                let before = machine.state
+                machine.credentialApplied("token")
+                return machine.state == before ? .drop : .acted
+            case .claim: return machine.claimCompletion(.success(OneWayTransfer(nil)), now: now) == nil ? .drop : .finish
             }
         }
     }
 
-    /// What each state does with each event: the events it acts on (every other one is dropped).
-    static let acts: [Fixture: Set<Event>] = [
-        .waiting: [.enqueue, .start, .pause, .claim, .pinSecrets],
-        .enqueued: [.start, .pause, .claim, .pinSecrets],
-        // `resume()` moves it to ready for its queue; the lifecycle alone changes.
-        .pausedBeforeStart: [.enqueue, .cancel, .claim, .pinSecrets],
-        .executingWithoutTask: [
-            .cancel, .pause, .beginAttempt, .head, .chunk, .bytesSent, .wantsPause, .idleTimer, .retryTimer, .attemptFailed,
-            .retryScheduled, .claim, .armTimers, .pinSecrets,
-        ],
-        .executingWithTask: [
-            .cancel, .pause, .beginAttempt, .head, .chunk, .bytesSent, .idleTimer, .retryTimer, .attemptFailed, .retryScheduled,
-            .claim, .armTimers, .pinSecrets, .awaitConnection,
-        ],
-        .receiving: [
-            .cancel, .pause, .beginAttempt, .head, .chunk, .bytesSent, .idleTimer, .retryTimer, .attemptFailed, .retryScheduled,
-            .claim, .armTimers, .pinSecrets, .awaitConnection,
-        ],
-        // Waiting for the back-off: the failed attempt's clocks are stopped (no idle timer), and
-        // the attempt number it left carries no task, so no transport event can match it.
-        .betweenAttempts: [
-            .cancel, .pause, .beginAttempt, .head, .chunk, .bytesSent, .wantsPause, .retryTimer, .attemptFailed, .retryScheduled,
-            .claim, .armTimers, .pinSecrets,
-        ],
-        .paused: [.cancel, .claim, .pinSecrets],
-        .finished: [],
-    ]
+    /// One cell: in `from`, `event` answers `action` and leaves `to`.
+    struct Row<Event: MachineEvent>: CustomStringConvertible, Sendable {
+        let from: Fixture
+        let event: Event
+        let action: Outcome
+        let to: State
 
-    @Test("Every event in every state: acted on or dropped as the table says", arguments: Fixture.allCases)
-    func everyEventInEveryState(_ fixture: Fixture) {
-        for event in Event.allCases {
-            var machine = fixture.make()
-            let acted = event.apply(to: &machine)
-            // `replay` acts only for an attempt that carried a stamped credential: none here
-            // (see `replayOnce`).
-            let expected = Self.acts[fixture]!.contains(event)
-            #expect(acted == expected, "\(event) in \(fixture)")
+        init(_ from: Fixture, _ event: Event, _ action: Outcome, _ to: State) {
+            (self.from, self.event, self.action, self.to) = (from, event, action, to)
+        }
+
+        var description: String { "\(from) + \(event) → \(action), \(to)" }
+
+        /// Drives the fixture, applies the event, and checks the answer and the state.
+        func check() {
+            var machine = from.make()
+            #expect(machine.state == from.state, "the fixture \(from) is the state it names")
+            let answer = event.apply(to: &machine)
+            #expect(answer == action, "\(from) + \(event)")
+            #expect(machine.state == to, "\(from) + \(event)")
+        }
+
+        /// Every cell of `fixture` not in `rows` nor `impossible` drops its event and keeps its state.
+        static func checkDrops(in fixture: Fixture, rows: [Row], impossible: Set<String>) {
+            let listed = Set(rows.filter { $0.from == fixture }.map { "\($0.event)" })
+            for event in Event.allCases where !listed.contains("\(event)") && !impossible.contains("\(fixture)+\(event)") {
+                var machine = fixture.make()
+                let action = event.apply(to: &machine)
+                #expect(action == .drop, "\(fixture) + \(event) answered \(action)")
+                #expect(machine.state == fixture.state, "\(fixture) + \(event) moved to \(machine.state)")
+            }
+        }
+
+        /// Each cell once, and none impossible.
+        static func checkTable(_ rows: [Row], impossible: Set<String>) {
+            var seen: Set<String> = []
+            for row in rows {
+                let cell = "\(row.from)+\(row.event)"
+                #expect(seen.insert(cell).inserted, "\(cell) twice")
+                #expect(!impossible.contains(cell), "\(cell) is impossible")
+            }
         }
     }
 
-    @Test("The idle timer expires only a silent running transfer: one with a task and no connection wait")
-    func idleTimer() {
-        var machine = Fixture.executingWithTask.make()
-        let timer = DeadlineScheduler.shared.schedule(after: 3600) {}
-        defer { timer.cancel() }
-        // The timer it replaces (the fixture's) is handed back to be cancelled.
-        let replaced = machine.timersArmed(idle: timer, resource: nil, now: Self.now)
-        #expect(replaced.count == 1 && replaced[0] !== timer)
-        let later = DispatchTime(uptimeNanoseconds: Self.now.uptimeNanoseconds + 61_000_000_000)
-        guard case .expire = machine.idleTimerFired(interval: 60, now: later) else {
-            Issue.record("a silent transfer past its idle timeout expires")
-            return
-        }
-        guard case .reschedule(_, let after) = machine.idleTimerFired(interval: 60, now: Self.now), after >= 59 else {
-            Issue.record("a transfer that just moved reschedules for the rest")
-            return
-        }
-        machine.awaitsConnection(attempt: machine.attempt)
-        guard case .reschedule = machine.idleTimerFired(interval: 60, now: later) else {
-            Issue.record("waiting for a connection is not idleness")
-            return
-        }
-        // An activity stamp later than the clock reading (another thread) is no idleness, not a wrap-around.
-        machine.leftConnectionQueue(attempt: machine.attempt, now: later)
-        guard case .reschedule = machine.idleTimerFired(interval: 60, now: Self.now) else {
-            Issue.record("an activity after the reading counts as none idle")
-            return
-        }
-    }
+    /// The cells where the machine acts. Every other cell (`everyOtherCellDrops`) answers
+    /// `.drop` and leaves the state as it was — except the impossible ones (`impossible`).
+    static let table: [Row<Event>] = TransferStateMachineTable.rows
 
-    @Test("A cancel in any state ends in exactly one completion", arguments: Fixture.allCases)
-    func cancelEndsOnce(_ fixture: Fixture) {
-        var machine = fixture.make()
-        var completions = fixture == .finished ? 1 : 0
-        func claim() {
-            if machine.claimCompletion(.failure(.cancelled(reason: .explicit)), now: Self.now) != nil { completions += 1 }
-        }
-        machine.cancelRequested(.shuttingDown)
-        switch machine.cancelled() {
-        case .finish: claim()
-        case .returnToReady:
-            machine.moved(to: .ready)
-            if machine.hasStarted { claim() }
-        case .none: break
-        }
-        // The queue starts a cancelled operation that is still waiting: it finishes at once.
-        if case .finish(let error) = machine.start(isCancelled: true, now: Self.now, date: Date()) {
-            #expect(error.isCancelled)
-            claim()
-        }
-        // Late events: a transport completion, a timeout, a second cancel.
-        claim()
-        claim()
-        #expect(completions == 1, "\(fixture)")
-        #expect(machine.isFinishing)
-        if fixture != .finished { #expect(machine.cancellationReason == .shuttingDown) }
-    }
+    /// Cells no transport or operation produces: a debug build stops on them. A transport
+    /// event of an attempt whose adapters still run (its task is not made), a body chunk before
+    /// its head, and the lifecycle moved to `finished` before the completion was claimed.
+    static let impossible: Set<String> = Set(
+        [
+            "adapting+head", "adapting+chunk", "adapting+taskStarted", "adapting+bytesSent", "adapting+wantsPause", "connecting+chunk",
+            "connectingWithTask+chunk",
+        ] + Fixture.allCases.filter { !$0.state.isFinished }.map { "\($0)+moveToFinished" })
 
-    @Test("A pause asked for before the task exists is applied when it is stored, and lifted when the consumer caught up")
-    func pauseBeforeTask() {
-        var machine = Fixture.executingWithoutTask.make()
-        let attempt = machine.attempt
-        #expect(machine.pauseReceiving() == nil)
-        #expect(machine.taskStarted(FakeTask(id: 1), attempt: attempt) == .pause)
+    @Test("Each row: the exact action and the next state", arguments: TransferStateMachineTable.rows)
+    func row(_ row: Row<Event>) { row.check() }
 
-        var caughtUp = Fixture.executingWithoutTask.make()
-        _ = caughtUp.pauseReceiving()
-        let pausedItself = caughtUp.transportWantsPause(attempt: caughtUp.attempt)
-        #expect(pausedItself)
-        #expect(caughtUp.resumeReceiving() == nil)
-        #expect(caughtUp.taskStarted(FakeTask(id: 1), attempt: caughtUp.attempt) == .resume)
-    }
+    @Test("Every cell not in the table drops its event and keeps its state", arguments: Fixture.allCases)
+    func everyOtherCellDrops(_ fixture: Fixture) { Row<Event>.checkDrops(in: fixture, rows: Self.table, impossible: Self.impossible) }
 
-    @Test("After a pause no attempt starts, even from a retry whose timer fires before the lifecycle moved")
-    func pauseStopsRetry() {
-        var machine = Fixture.betweenAttempts.make()
-        guard case .stop(let halt) = machine.pause() else {
-            Issue.record("a transfer between attempts stops")
-            return
-        }
-        #expect(halt.task == nil)
-        #expect(machine.retryTimerFired() == nil)
-        #expect(machine.attemptBegins(machine.currentRequest, now: Self.now) == nil)
-        machine.moved(to: .paused)
-        machine.moved(to: .ready)
-        machine.moved(to: .executing)
-        #expect(machine.attemptBegins(machine.currentRequest, now: Self.now) != nil)
-    }
+    @Test("The table has one row per cell, and lists no impossible cell")
+    func tableIsATable() { Row<Event>.checkTable(Self.table, impossible: Self.impossible) }
 
-    @Test("Pause and retry keep the received bytes under one rule: a GET's 200 with a strong validator")
-    func resumePoint() {
-        var paused = Fixture.receiving.make()
-        _ = paused.pause()
-        paused.moved(to: .paused)
-        #expect(paused.resumePoint == nil)  // no body file: the bytes are in memory, nothing to save
-        paused.moved(to: .ready)
-        paused.moved(to: .executing)
-        let resumed = paused.attemptBegins(paused.currentRequest, now: Self.now)
-        #expect(resumed?.resumeOffset == 5)
-        #expect(resumed?.resumeValidator == "\"v1\"")
-
-        var retried = Fixture.betweenAttempts.make()
-        let retry = retried.retryTimerFired()
-        #expect(retry != nil)
-        let attempt = retried.attemptBegins(retry!, now: Self.now)
-        #expect(attempt?.resumeOffset == 5)
-        #expect(attempt?.resumeValidator == "\"v1\"")
-
-        // A weak ETag is not a validator If-Range accepts; a POST is not continued.
-        var weak = TransferStateMachine(request: URLRequest(url: Self.url))
-        _ = weak.start(isCancelled: false, now: Self.now, date: Date())
-        weak.moved(to: .executing)
-        let number = weak.attemptBegins(weak.currentRequest, now: Self.now)!.number
-        _ = weak.headArrived(Self.head(200, ["ETag": "W/\"v1\""]), attempt: number, now: Self.now)
-        _ = weak.chunkArrived(Data("abc".utf8), attempt: number, limit: nil, now: Self.now)
-        _ = weak.pause()
-        weak.moved(to: .paused)
-        weak.moved(to: .ready)
-        weak.moved(to: .executing)
-        #expect(weak.attemptBegins(weak.currentRequest, now: Self.now)?.resumeOffset == 0)
-    }
-
-    @Test("A ranged answer that does not continue the kept bytes restarts the request; one that does is appended")
-    func rangedAnswers() {
-        func resumed() -> TransferStateMachine {
-            var machine = Fixture.betweenAttempts.make()
-            _ = machine.attemptBegins(machine.retryTimerFired()!, now: Self.now)
-            return machine
-        }
-        var other = resumed()
-        let wrongStart = Self.head(206, ["Content-Range": "bytes 0-9/10", "ETag": "\"v1\""])
-        guard case .restart(_, _, let request) = other.headArrived(wrongStart, attempt: other.attempt, now: Self.now) else {
-            Issue.record("a 206 from the start restarts")
-            return
-        }
-        #expect(other.attemptBegins(request, now: Self.now)?.resumeOffset == 0)
-
-        var changed = resumed()
-        let otherTag = Self.head(206, ["Content-Range": "bytes 5-9/10", "ETag": "\"v2\"", "Content-Length": "5"])
-        guard case .restart = changed.headArrived(otherTag, attempt: changed.attempt, now: Self.now) else {
-            Issue.record("a 206 under another validator restarts")
-            return
+    #if DEBUG
+        @Test("An impossible cell stops a debug build: a head before the adapters answered")
+        func headWhileAdaptingStops() async {
+            await #expect(processExitsWith: .failure) {
+                var machine = Fixture.adapting.make()
+                _ = Event.head.apply(to: &machine)
+            }
         }
 
-        var continued = resumed()
-        let rest = Self.head(206, ["Content-Range": "bytes 5-9/10", "ETag": "\"v1\"", "Content-Length": "5"])
-        guard case .accept(_, let keep) = continued.headArrived(rest, attempt: continued.attempt, now: Self.now) else {
-            Issue.record("a 206 that continues is accepted")
-            return
+        @Test("An impossible cell stops a debug build: the lifecycle finished before the completion was claimed")
+        func finishedBeforeClaimStops() async {
+            await #expect(processExitsWith: .failure) {
+                var machine = Fixture.receiving.make()
+                _ = Event.moveToFinished.apply(to: &machine)
+            }
         }
-        #expect(keep)
-        #expect(continued.bytesReceived == 5)
-        #expect(continued.data == Data("hello".utf8))
-    }
 
-    @Test("Timers made after the operation stopped are handed back to be cancelled")
-    func lateTimers() {
-        for fixture in [Fixture.finished, .paused, .pausedBeforeStart, .waiting] {
-            var machine = fixture.make()
-            let timer = DeadlineScheduler.shared.schedule(after: 3600) {}
-            #expect(machine.timersArmed(idle: timer, resource: nil, now: Self.now).count == 1, "\(fixture)")
-            timer.cancel()
-            let retry = DeadlineScheduler.shared.schedule(after: 3600) {}
-            let armed = machine.retryTimerArmed(retry)
-            #expect(!armed, "\(fixture)")
-            retry.cancel()
+        @Test("An impossible cell stops a debug build: a body chunk before its head")
+        func chunkBeforeHeadStops() async {
+            await #expect(processExitsWith: .failure) {
+                var machine = Fixture.connecting.make()
+                _ = Event.chunk.apply(to: &machine)
+            }
         }
-    }
-
-    @Test("A memory body past its limit releases what it held; the counters and metrics follow the final response")
-    func bodyLimitAndMetrics() {
-        var machine = Fixture.receiving.make()
-        guard case .tooLarge(let limit, _) = machine.chunkArrived(Data(count: 10), attempt: machine.attempt, limit: 8, now: Self.now)
-        else {
-            Issue.record("past the limit")
-            return
-        }
-        #expect(limit == 8)
-        #expect(machine.data.isEmpty)
-        var finished = Fixture.receiving.make()
-        _ = finished.bytesSent(7, expected: 7, attempt: finished.attempt, now: Self.now)
-        _ = finished.claimCompletion(.success(OneWayTransfer(nil)), now: Self.now)
-        #expect(finished.metrics?.bytesReceived == 5)
-        #expect(finished.metrics?.bytesSent == 7)
-        #expect(finished.metrics?.attemptCount == 1)
-    }
-
-    @Test("A refused credential is replayed once per operation, and only for the attempt that carried it")
-    func replayOnce() {
-        var machine = Fixture.executingWithTask.make()
-        let attempt = machine.attempt
-        machine.credentialApplied("token-1")
-        #expect(machine.mayReplay(attempt: attempt))
-        #expect(!machine.mayReplay(attempt: attempt - 1))
-        let replay = machine.replayBegins(attempt: attempt)
-        #expect(replay?.credentialID == "token-1")
-        #expect((replay?.task as? FakeTask)?.id == attempt)
-        #expect(machine.retryCount == 0)
-        let next = machine.attemptBegins(machine.currentRequest, now: Self.now)!.number
-        #expect(!machine.mayReplay(attempt: next))
-        #expect(machine.credentialWaitBegins() == 1)
-        #expect(machine.credentialWaitBegins() == 2)
-        machine.credentialApplied("token-2")
-        #expect(machine.credentialWaitBegins() == 1)
-    }
-
-    @Test("A waiting operation has no record; enqueueing twice or after a start is refused")
-    func waiting() {
-        var machine = TransferStateMachine(request: URLRequest(url: Self.url))
-        #expect(!machine.hasRecord)
-        _ = machine.attempt
-        _ = machine.data
-        #expect(!machine.hasRecord)
-        let first = machine.enqueue()
-        let second = machine.enqueue()
-        #expect(first && !second)
-        var started = TransferStateMachine(request: URLRequest(url: Self.url))
-        _ = started.start(isCancelled: false, now: Self.now, date: Date())
-        let afterStart = started.enqueue()
-        #expect(!afterStart)
-    }
+    #endif
 }

@@ -20,15 +20,13 @@ extension HTTPRequestOperation {
             transfer { $0.credentialApplied(credentialID) }
             return stamped
         }
-        let waits = transfer { $0.credentialWaitBegins() }
-        // One wait is the rule; a second or third lets a refresh another operation started
-        // meanwhile finish. Past that the authenticator's credentials expire faster than they
-        // can be used, and waiting again would loop.
-        guard waits <= Self.maximumCredentialWaits else {
-            fail(.credentialRefreshFailed(reason: .noUsableCredential(refreshes: waits - 1)), response: nil, retryable: false)
-            return nil
+        // How many refreshes one attempt may wait for is the machine's decision.
+        switch transfer({ $0.credentialWaitBegins(maximumWaits: Self.maximumCredentialWaits) }) {
+        case .none: break
+        case .wait: waitForCredential(from: authenticator, replacing: nil)
+        case .giveUp(let refreshes):
+            fail(.credentialRefreshFailed(reason: .noUsableCredential(refreshes: refreshes)), response: nil, retryable: false)
         }
-        waitForCredential(from: authenticator, replacing: nil)
         return nil
     }
 
@@ -42,10 +40,9 @@ extension HTTPRequestOperation {
         // The authenticator is the caller's code: asked outside the lock.
         guard let authenticator, transfer({ $0.mayReplay(attempt: attempt) }), authenticator.requiresRefresh(response) else { return false }
         // The rest of this attempt is not listened to; a replay, not a retry: `retryCount` stays.
-        let claimed = transfer { $0.replayBegins(attempt: attempt) }
-        guard let claimed else { return false }
-        claimed.task?.cancel()
-        waitForCredential(from: authenticator, replacing: claimed.credentialID)
+        guard case .replay(let task, let credentialID) = transfer({ $0.replayBegins(attempt: attempt) }) else { return false }
+        task?.cancel()
+        waitForCredential(from: authenticator, replacing: credentialID)
         return true
     }
 

@@ -20,7 +20,7 @@ extension HTTPRequestOperation {
             let settings = state.settings
             let policy = settings.retryPolicy
             guard
-                let (count, halt) = state.transfer.attemptFailed(
+                case .askRetryPolicy(let count, let halt) = state.transfer.attemptFailed(
                     retryable: retryable, cancelled: error.isCancelled, maximumAttempts: policy.maximumAttempts)
             else { return nil }
             // Built only here: the context makes the Foundation response, which a failure that
@@ -67,7 +67,7 @@ extension HTTPRequestOperation {
     }
 
     private func scheduleRetry(after delay: TimeInterval, request: URLRequest?, error: ConveyorError, monitors: EventMonitorDispatcher?) {
-        guard let (attemptNumber, file) = transfer({ $0.retryScheduled(request: request) }) else { return }
+        guard case .backOff(let attemptNumber, let file) = transfer({ $0.retryScheduled(request: request) }) else { return }
         // A download cut off mid-body continues with Range where the server can resume it.
         closeKeptBytes(file)
         NotificationCenter.default.post(
@@ -77,8 +77,9 @@ extension HTTPRequestOperation {
             guard let self else { return }
             self.onExecutor {
                 guard
-                    let (next, timeouts) = self.mutableState.withLock({ state in
-                        state.transfer.retryTimerFired().map { ($0, state.settings.timeouts) }
+                    let (next, timeouts) = self.mutableState.withLock({ state -> (URLRequest, ResolvedSettings.Timeouts)? in
+                        guard case .send(let next) = state.transfer.retryTimerFired() else { return nil }
+                        return (next, state.settings.timeouts)
                     })
                 else { return }
                 // The next attempt gets fresh idle and resource budgets.

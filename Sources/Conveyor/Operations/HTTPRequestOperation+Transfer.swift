@@ -52,7 +52,7 @@ extension HTTPRequestOperation {
             let answer = OneWayTransfer((outcome, cached))
             settings.transport.executor.run { [self] in
                 let (outcome, cached) = answer.value
-                guard transfer({ $0.isCurrent(attempt.number) }) else { return }
+                guard transfer({ $0.adapted(attempt: attempt.number) }) else { return }
                 let checked = outcome.mapError { ConveyorError.requestAdaptationFailed(underlying: $0) }.flatMap {
                     checkedAdaptation(of: request, to: $0, redirectPolicy: settings.redirectPolicy)
                 }

@@ -4,8 +4,8 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// What a started transfer keeps: its attempt, task, timers, counters, response, body, errors
-/// and metrics. Only ``TransferStateMachine`` holds one (privately), and only once something
+/// What a started transfer keeps that is not its state (``TransferStateMachine/State``): its
+/// task, timers, counters, response, body, errors and metrics. Only ``TransferStateMachine`` holds one (privately), and only once something
 /// first happens to the transfer: an operation waiting in a queue carries 8 bytes for it
 /// (100,000 queued GETs in `conveyor-bench`: 1.97 → 1.55 kB each).
 ///
@@ -17,13 +17,12 @@ final class TransferRecord: @unchecked Sendable {
 
     /// The settings of the current run (see ``ResolvedSettings``): resolved at start and at each resume.
     var settings: ResolvedSettings?
-    /// Numbers transport tasks; events of an older task (one cancelled by pause, superseded by
-    /// a retry, a redirect or a replay) are dropped.
+    /// The number of the attempt begun last (``TransferStateMachine/InFlight/number``): events
+    /// of an older task (one cancelled by pause, superseded by a retry, a redirect or a replay)
+    /// are dropped.
     var attempt: Int = 0
     /// Attempts begun, as the caller counts them (``TransferStateMachine/Attempt/ordinal``).
     var attemptsSent: Int = 0
-    /// The client's request adapters run for the current attempt; no task yet.
-    var adapting = false
     var task: (any TransportTask)?
     var response: HTTPResponseHead?
     var data = Data()
@@ -56,8 +55,6 @@ final class TransferRecord: @unchecked Sendable {
     var startTime: DispatchTime?
     var firstByteTime: DispatchTime?
     var lastActivity: DispatchTime = .now()
-    /// The attempt waits for a connection: the idle timer does not count that time.
-    var awaitsConnection = false
     var bytesSent: Int64 = 0
     /// Body bytes of the current response, in memory or in `bodyFile`.
     var bytesReceived: Int64 = 0
@@ -68,7 +65,6 @@ final class TransferRecord: @unchecked Sendable {
     /// Chunk bytes handed to the chunk block in all: they cannot be taken back, so a body that
     /// starts over after them fails (`cannotRestart`), as for an output stream.
     var chunkBytesDelivered: Int64 = 0
-    var chunksPaused = false
     /// `Progress` objects synchronize themselves: handed to callers, updated from the transport.
     var uploadProgressObject: LockedReference<Progress>?
     var downloadProgressObject: LockedReference<Progress>?
@@ -77,9 +73,6 @@ final class TransferRecord: @unchecked Sendable {
     var downloadExpected: Int64 = -1
     var responseSource: HTTPCache.ResponseSource = .network
     var backgroundTask: BackgroundTaskRequest?
-    var completionDelivered = false
-    /// The client's event monitors heard `requestDidFinish` (see ``EventMonitorDispatcher``).
-    var monitorsHeardFinish = false
     /// The caller's body stream (not one of Conveyor's, which start over) an attempt sent: it
     /// is read once, so no later attempt may send it again.
     var sentCallerBodyStream: ObjectIdentifier?

@@ -12,6 +12,7 @@ extension TransferStateMachine {
         guard !isFinishing else { return }
         record.appliedCredentialID = credentialID
         record.credentialWaits = 0
+        if case .awaitingCredential = state { state = .preparing }
     }
 
     /// The attempt goes to another origin: it carries no credential of the authenticator's.
@@ -20,12 +21,26 @@ extension TransferStateMachine {
         record.appliedCredentialID = nil
     }
 
-    /// The authenticator had no credential to stamp: the attempt waits for its refresh. Returns
-    /// how many refreshes this attempt has waited for, this one included.
-    mutating func credentialWaitBegins() -> Int {
-        guard !isFinishing else { return 0 }
+    enum CredentialWaitAction: Equatable {
+        /// The transfer does not run (a pause or the completion came first): nothing to wait for.
+        case none
+        /// Wait for the authenticator's refresh, then send the attempt again.
+        case wait(count: Int)
+        /// The attempt waited for `refreshes` refreshes already and got no credential it could
+        /// use: fail with ``ConveyorError/CredentialRefreshFailureReason/noUsableCredential(refreshes:)``.
+        case giveUp(refreshes: Int)
+    }
+
+    /// The authenticator had no credential to stamp: the attempt waits for its refresh, unless
+    /// it waited `maximumWaits` times already. One wait is the rule; a second or third lets a
+    /// refresh another operation started meanwhile finish. Past that the authenticator's
+    /// credentials expire faster than they can be used, and waiting again would loop.
+    mutating func credentialWaitBegins(maximumWaits: Int) -> CredentialWaitAction {
+        guard mayBeginAttempt else { return .none }
+        state = .awaitingCredential(replay: false)
         record.credentialWaits += 1
-        return record.credentialWaits
+        let waits = record.credentialWaits
+        return waits <= maximumWaits ? .wait(count: waits) : .giveUp(refreshes: waits - 1)
     }
 
     /// Whether a refused credential may be refreshed and the request replayed: the attempt is
@@ -34,14 +49,20 @@ extension TransferStateMachine {
         isCurrent(attempt) && box?.appliedCredentialID != nil && box?.credentialReplays == 0
     }
 
+    enum ReplayAction {
+        /// The attempt is no longer the one in flight.
+        case none
+        /// Cancel `task` and wait for the refresh that replaces `credentialID`.
+        case replay(cancel: (any TransportTask)?, replacing: String?)
+    }
+
     /// The attempt is dropped to wait for a refreshed credential (a replay, not a retry).
-    /// Returns its task to cancel and the credential to replace; nil when no longer current.
-    mutating func replayBegins(attempt: Int) -> (task: (any TransportTask)?, credentialID: String?)? {
-        guard isCurrent(attempt), let record = box else { return nil }
-        record.attempt += 1
+    mutating func replayBegins(attempt: Int) -> ReplayAction {
+        guard isCurrent(attempt), let record = box else { return .none }
+        state = .awaitingCredential(replay: true)
         record.credentialReplays += 1
         defer { record.task = nil }
-        return (record.task, record.appliedCredentialID)
+        return .replay(cancel: record.task, replacing: record.appliedCredentialID)
     }
 
     // MARK: - The response
@@ -59,12 +80,12 @@ extension TransferStateMachine {
 
     /// A response head arrived for `attempt`.
     mutating func headArrived(_ response: HTTPResponseHead, attempt: Int, now: DispatchTime) -> HeadAction {
-        guard isCurrent(attempt), let record = box else { return .ignore }
+        guard isCurrentTransport(attempt, "head"), let flight = inFlight, let record = box else { return .ignore }
         if record.resumeOffset > 0, response.statusCode == 206 || response.statusCode == 416,
             !(response.statusCode == 206
                 && Self.continues(response, offset: record.resumeOffset, validator: record.resumeValidator, total: keptTotal(record)))
         {
-            record.attempt += 1  // the rest of this attempt is not listened to
+            state = .preparing  // the rest of this attempt is not listened to
             record.resumeOffset = 0
             record.resumeValidator = nil
             record.data = Data()
@@ -86,6 +107,7 @@ extension TransferStateMachine {
         }
         record.resumeOffset = 0
         record.resumeValidator = nil
+        state = .receiving(flight, .undecided)
         streamsBody = false
         defer { record.bodyFile = nil }
         return .accept(previous: record.bodyFile, keep: keep)
@@ -95,7 +117,11 @@ extension TransferStateMachine {
     /// when `streams`, else memory. False when `attempt` stopped being current after its head
     /// was accepted (a cancel in between): the caller removes `file`, which no finish will see.
     mutating func bodyRouted(to file: ResponseBodyFile?, streams: Bool, attempt: Int) -> Bool {
-        guard isCurrent(attempt), let record = box else { return false }
+        guard isCurrentTransport(attempt, "bodyRouted"), let record = box else { return false }
+        guard case .receiving = state else {
+            impossible("bodyRouted before its head")
+            return false
+        }
         record.bodyFile = file
         streamsBody = file == nil && streams
         return true
@@ -108,7 +134,11 @@ extension TransferStateMachine {
         let record = self.record
         record.downloadExpected = Self.expectedTotal(of: response)
         record.pendingRedirect = redirect
-        reportsResponse = redirect == nil
+        if case .receiving(let flight, .undecided) = state {
+            state = .receiving(flight, redirect == nil ? .deliver : .follow)
+        } else {
+            impossible("headDelivered")
+        }
         return (record.bytesReceived, record.downloadExpected)
     }
 
@@ -137,7 +167,13 @@ extension TransferStateMachine {
 
     /// A body chunk arrived for `attempt`; `limit` is the most a body kept in memory may have.
     mutating func chunkArrived(_ data: Data, attempt: Int, limit: Int64?, now: DispatchTime) -> ChunkAction {
-        guard isCurrent(attempt), let record = box else { return .ignore }
+        guard isCurrentTransport(attempt, "chunk"), let record = box else { return .ignore }
+        // Transports hand on a head before its body, and a head the transfer did not accept
+        // moved it out of this attempt.
+        guard case .receiving(_, let route) = state else {
+            impossible("chunk before its head")
+            return .ignore
+        }
         let count = Int64(data.count)
         let inMemory = record.bodyFile == nil && !streamsBody
         if inMemory, let limit, let response = record.response, Int64(record.data.count) + count > limit {
@@ -151,12 +187,13 @@ extension TransferStateMachine {
         record.downloadExpected = expected
         return .accept(
             ChunkUpdate(
-                file: record.bodyFile, streams: streamsBody, received: record.bytesReceived, expected: expected, reports: reportsResponse))
+                file: record.bodyFile, streams: streamsBody, received: record.bytesReceived, expected: expected, reports: route == .deliver)
+        )
     }
 
     /// Request body bytes went out for `attempt`; false when it is no longer current.
     mutating func bytesSent(_ bytes: Int64, expected: Int64, attempt: Int, now: DispatchTime) -> Bool {
-        guard isCurrent(attempt), let record = box else { return false }
+        guard isCurrentTransport(attempt, "bytesSent"), let record = box else { return false }
         record.bytesSent += bytes
         record.lastActivity = now
         record.uploadExpected = expected
@@ -178,8 +215,8 @@ extension TransferStateMachine {
         let record = self.record
         record.chunkBytesPending += count
         record.chunkBytesDelivered += Int64(count)
-        guard !record.chunksPaused, record.chunkBytesPending >= limit else { return false }
-        record.chunksPaused = true
+        guard !chunksPaused, record.chunkBytesPending >= limit else { return false }
+        chunksPaused = true
         return true
     }
 
@@ -188,8 +225,8 @@ extension TransferStateMachine {
     mutating func chunkHandled(_ count: Int, limit: Int) -> Bool {
         guard let record = box else { return false }
         record.chunkBytesPending -= count
-        guard record.chunksPaused, record.chunkBytesPending <= limit / 2 else { return false }
-        record.chunksPaused = false
+        guard chunksPaused, record.chunkBytesPending <= limit / 2 else { return false }
+        chunksPaused = false
         return true
     }
 
@@ -198,54 +235,87 @@ extension TransferStateMachine {
     /// thread reads): the pause then waits here, and ``taskStarted(_:attempt:)`` applies it.
     mutating func pauseReceiving() -> (any TransportTask)? {
         guard !isFinishing else { return nil }
-        if box?.task == nil { pausesWhenTaskStarts = true }
+        if box?.task == nil {
+            updateFlight { flight in
+                if case .flowing = flight.demand { flight.demand = .pauseWhenTaskStarts }
+                if case .pausedBeforeTask(caughtUp: true) = flight.demand { flight.demand = .pausedBeforeTask(caughtUp: false) }
+            }
+        }
         return box?.task
     }
 
     /// The consumer caught up: returns the task to resume (and drops a pause still waiting for it).
     mutating func resumeReceiving() -> (any TransportTask)? {
-        pausesWhenTaskStarts = false
+        updateFlight { flight in
+            if case .pauseWhenTaskStarts = flight.demand { flight.demand = .flowing }
+            if case .pausedBeforeTask(caughtUp: false) = flight.demand { flight.demand = .pausedBeforeTask(caughtUp: true) }
+        }
         return box?.task
     }
 
     // MARK: - Failure and retry
 
+    enum FailureAction {
+        /// The completion is claimed already: nothing to do.
+        case none
+        /// Finish with the error now.
+        case finish
+        /// Stop `halt` and ask the retry policy, with the attempt count for its context.
+        case askRetryPolicy(attemptCount: Int, halt: Halt)
+    }
+
     /// An attempt failed. When the retry policy may see it (`retryable`, not a cancellation,
     /// attempts left), the attempt is dropped and its clocks stopped while the policy decides
-    /// — a decision may wait for a person. Returns the attempt count for the policy's context
-    /// and what to stop; nil when the operation finishes with the error now.
-    mutating func attemptFailed(retryable: Bool, cancelled: Bool, maximumAttempts: Int) -> (attemptCount: Int, halt: Halt)? {
-        guard retryable, !cancelled, !isFinishing, lifecycle == .executing, retryCount + 1 < maximumAttempts else { return nil }
+    /// — a decision may wait for a person.
+    mutating func attemptFailed(retryable: Bool, cancelled: Bool, maximumAttempts: Int) -> FailureAction {
+        if isFinishing { return .none }
+        guard retryable, !cancelled, lifecycle == .executing, retryCount + 1 < maximumAttempts else { return .finish }
+        // A pause whose lifecycle has not moved yet stays a pause (and `retryScheduled` drops the decision).
+        if mayBeginAttempt { state = .retrying(.deciding) }
         let record = self.record
-        record.attempt += 1
         defer { record.task = nil }
-        return (record.retryCount + 1, Halt(task: record.task, timers: record.takeTimers(), file: nil))
+        return .askRetryPolicy(attemptCount: record.retryCount + 1, halt: Halt(task: record.task, timers: record.takeTimers(), file: nil))
+    }
+
+    enum RetryAction {
+        /// The transfer stopped, paused or moved on meanwhile: the decision is dropped.
+        case none
+        /// Close `file` (the kept bytes a ranged request continues), announce attempt
+        /// `nextAttempt`, arm the back-off timer.
+        case backOff(nextAttempt: Int, closing: ResponseBodyFile?)
     }
 
     /// The policy retries: counted, `request` (a `decide` block's) becomes the next one, and the
-    /// bytes received are kept where a ranged request can continue them. Returns the coming
-    /// attempt's number and the body file to close; nil when the operation stopped meanwhile.
-    mutating func retryScheduled(request: URLRequest?) -> (attemptNumber: Int, file: ResponseBodyFile?)? {
-        guard !isFinishing, lifecycle == .executing else { return nil }
+    /// bytes received are kept where a ranged request can continue them.
+    mutating func retryScheduled(request: URLRequest?) -> RetryAction {
+        guard case .retrying(.deciding) = state else { return .none }
+        state = .retrying(.backingOff)
         let record = self.record
         record.retryCount += 1
         if let request { currentRequest = request }
-        return (record.retryCount + 1, keepReceivedBytes())
+        return .backOff(nextAttempt: record.retryCount + 1, closing: keepReceivedBytes())
     }
 
     /// The back-off timer was made; false when the operation stopped meanwhile (cancel it).
     mutating func retryTimerArmed(_ timer: DeadlineTimer) -> Bool {
-        guard !isFinishing, lifecycle == .executing else { return false }
+        guard case .retrying(.backingOff) = state else { return false }
         record.retryTimer = timer
         return true
     }
 
-    /// The back-off is over: returns the request to send (after arming fresh timers), nil when
-    /// the operation stopped or paused meanwhile.
-    mutating func retryTimerFired() -> URLRequest? {
-        guard mayBeginAttempt, let record = box else { return nil }
+    enum BackOffAction {
+        /// The transfer stopped, paused or moved on meanwhile: a late fire.
+        case none
+        /// Arm fresh idle and resource timers and send `request`.
+        case send(URLRequest)
+    }
+
+    /// The back-off is over.
+    mutating func retryTimerFired() -> BackOffAction {
+        guard case .retrying(.backingOff) = state, let record = box else { return .none }
+        state = .preparing
         record.retryTimer = nil
-        return currentRequest
+        return .send(currentRequest)
     }
 
     /// The one decision whether received bytes can be continued with `Range`/`If-Range` (by a
@@ -281,9 +351,8 @@ extension TransferStateMachine {
         halt: Halt, secrets: [String]
     )? {
         guard !isFinishing else { return nil }
-        isFinishing = true
+        state = .finished(Finished(lifecycle: lifecycle))
         let record = self.record
-        record.attempt += 1
         switch result {
         case .success(let value): record.responseObject = value
         case .failure(let error): record.error = error
@@ -299,9 +368,10 @@ extension TransferStateMachine {
     /// The completion block ran (or there was none): returns the waiters to call.
     mutating func completionRan() -> [@Sendable () -> Void] {
         // Only a claimed completion can have run: an early call must not tell drain it has.
-        guard isFinishing else { return [] }
+        guard case .finished(var finished) = state else { return [] }
+        finished.completionRan = true
+        state = .finished(finished)
         let record = self.record
-        record.completionDelivered = true
         defer { record.deliveryWaiters = [] }
         return record.deliveryWaiters
     }
@@ -309,17 +379,21 @@ extension TransferStateMachine {
     /// The client's event monitors heard the operation's finish (on their queue): later events
     /// of it are not delivered.
     mutating func monitorsHeardFinish() {
-        guard isFinishing else { return }
-        record.monitorsHeardFinish = true
+        guard case .finished(var finished) = state else { return }
+        finished.monitorsHeard = true
+        state = .finished(finished)
     }
 
     /// Whether the monitors heard the finish already.
-    var monitorsHaveHeardFinish: Bool { box?.monitorsHeardFinish ?? false }
+    var monitorsHaveHeardFinish: Bool {
+        if case .finished(let finished) = state { return finished.monitorsHeard }
+        return false
+    }
 
     /// Keeps `body` for when the completion block has run; false when it has (call it now).
     mutating func whenCompletionRuns(_ body: @escaping @Sendable () -> Void) -> Bool {
+        if completionDelivered { return false }
         let record = self.record
-        if record.completionDelivered { return false }
         record.deliveryWaiters.append(body)
         return true
     }

@@ -4,51 +4,43 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// The life of one ``HTTPRequestOperation`` as a value: every in-flight field and flag, and one
-/// `mutating` method per event — enqueued, started, cancelled, paused, an attempt begun, its
-/// task stored, a connection awaited, a response head, a body chunk, bytes sent, a redirect, a
-/// credential replay, a failure, a retry scheduled or due, a timer fired, the completion
-/// claimed and delivered. Each returns what the operation must do next (cancel a task, pause
-/// it, send a request, fail, finish, nothing), which the operation does after its lock is
-/// released: the operation is "lock, ask the machine, act".
+/// The life of one ``HTTPRequestOperation`` as a value: its ``State`` (an enum whose cases carry
+/// their data), and one `mutating` method per event — enqueued, started, cancelled, paused, an
+/// attempt begun, its task stored, a connection awaited, a response head, a body chunk, bytes
+/// sent, a redirect, a credential replay, a failure, a retry scheduled or due, a timer fired,
+/// the completion claimed and delivered. Each returns what the operation must do next (cancel a
+/// task, pause it, send a request, fail, finish, nothing), which the operation does after its
+/// lock is released: the operation is "lock, ask the machine, act". An event the state cannot
+/// receive (a body chunk before its head) stops a debug build and is dropped in a release one.
 ///
 /// Two rules hold for every event, and the machine's tests (`TransferStateMachineTests`) check
-/// them event by event, without sockets:
-/// - after ``claimCompletion(_:now:)`` every event does nothing (a completion runs once; a
-///   timer, a transport callback or a retry that comes late is dropped);
-/// - events of an attempt other than the current one (a task cancelled by pause, or superseded
-///   by a retry, a redirect, a restart or a replay) are dropped by attempt number.
+/// them row by row, without sockets:
+/// - after ``claimCompletion(_:now:)`` (``State/finished(_:)``) every event does nothing (a
+///   completion runs once; a timer, a transport callback or a retry that comes late is dropped);
+/// - events of an attempt other than the one in flight (a task cancelled by pause, or
+///   superseded by a retry, a redirect, a restart or a replay) are dropped by attempt number.
 ///
-/// The public lifecycle (``HTTPRequestOperation/State``) is changed only through
-/// ``moved(to:)``, which `HTTPRequestOperation.transition(from:to:)` calls between the KVO
-/// notifications the `OperationQueue` needs.
+/// The public lifecycle (``HTTPRequestOperation/State``) is read from the state and changed
+/// only through ``moved(to:)``, which `HTTPRequestOperation.transition(from:to:)` calls between
+/// the KVO notifications the `OperationQueue` needs.
 ///
-/// Its fields are written only by its events (this file and `TransferStateMachine+Response.swift`);
-/// the operation reads them.
+/// Its fields are written only by its events (`TransferStateMachine*.swift`); the operation
+/// reads them.
 struct TransferStateMachine {
     typealias Lifecycle = HTTPRequestOperation.State
 
     /// The request sent last: the operation's own, a redirect's target, or a retry's.
     var currentRequest: URLRequest
-    private(set) var lifecycle: Lifecycle = .ready
-    /// The queue (or the caller) has called `start()`.
-    private(set) var hasStarted = false
-    /// A client has enqueued it: an operation runs once.
-    private(set) var isEnqueued = false
-    /// The completion is claimed: every later event does nothing.
-    var isFinishing = false
-    /// `pause()` stopped the transfer; until the lifecycle moves on, no attempt is sent.
-    private var isPausing = false
-    /// A consumer asked for a pause before the attempt's task was stored (see ``pauseReceiving()``).
-    var pausesWhenTaskStarts = false
-    /// The transfer paused itself for that request before the task was stored.
-    var pausedBeforeTask = false
-    /// The current response's body goes to the output stream, the stream channel or the chunk
-    /// block instead of memory.
+    var state: State = .idle(Idle())
+    /// Flag 1 of 2 beside the state: the chunk block is far enough behind that the transfer
+    /// paused for it. The backlog belongs to the caller's block, not to an attempt: it
+    /// outlives pauses, retries and redirects, so no case could carry it.
+    var chunksPaused = false
+    /// Flag 2 of 2 beside the state: the last response's body went to the output stream, the
+    /// stream channel or the chunk block instead of memory. `responseData` and the processing
+    /// read it in every state after the attempt (paused, retrying, finished), so it is a fact
+    /// about the last response, not about a case.
     var streamsBody = false
-    /// The current response is the one delivered (not a redirect being followed): its head and
-    /// body go to the hooks.
-    var reportsResponse = false
     /// What a started transfer keeps; nil until something first happens to it. Only the
     /// machine's own files (`TransferStateMachine*.swift`) reach it; the operation reads
     /// through the getters below and changes it through the events.
@@ -87,7 +79,10 @@ struct TransferStateMachine {
     var responseSource: HTTPCache.ResponseSource { box?.responseSource ?? .network }
     /// The settings the current run resolved; nil before the operation started.
     var settings: ResolvedSettings? { box?.settings }
-    var completionDelivered: Bool { box?.completionDelivered ?? false }
+    var completionDelivered: Bool {
+        if case .finished(let finished) = state { return finished.completionRan }
+        return false
+    }
     /// An iOS background task held while the operation runs (see `setShouldExecuteAsBackgroundTask`).
     var backgroundTask: BackgroundTaskRequest? {
         get { box?.backgroundTask }
@@ -102,26 +97,46 @@ struct TransferStateMachine {
         return (record.resumeOffset, validator, file, keptTotal(record))
     }
 
-    /// Whether events of `attempt` are listened to: the current one, running, not finishing.
+    /// Whether events of `attempt` are listened to: the one in flight.
     func isCurrent(_ attempt: Int) -> Bool {
-        !isFinishing && lifecycle == .executing && box?.attempt == attempt
+        inFlight?.number == attempt
     }
-
-    /// Whether a new attempt may be sent (checked again when it begins).
-    var mayBeginAttempt: Bool { !isFinishing && !isPausing && lifecycle == .executing }
 
     // MARK: - The queue and the caller
 
-    /// Moves the public lifecycle; only `HTTPRequestOperation.transition(from:to:)` calls it.
+    /// Moves the public lifecycle; only `HTTPRequestOperation.transition(from:to:)` calls it,
+    /// after checking `lifecycle.canTransition(to: next)`.
     mutating func moved(to next: Lifecycle) {
-        lifecycle = next
-        if next != .paused { isPausing = false }
+        switch (state, next) {
+        case (.idle(let idle), .paused): state = .pausedBeforeStart(idle)
+        case (.idle, .executing): state = .preparing
+        case (.pausedBeforeStart(let idle), .ready): state = .idle(idle)
+        case (.paused(announced: false), .paused): state = .paused(announced: true)
+        // Resumed: ready for the `executing` that follows at once (it ran, so it is not enqueued again).
+        case (.paused(announced: true), .ready): state = .idle(Idle(started: true, enqueued: true))
+        // A `pause()` that found the operation ready while its queue started it: the run has
+        // sent nothing yet, and sends nothing now (see ``mayBeginAttempt``).
+        case (.preparing, .paused), (.awaitingCredential, .paused), (.adapting, .paused), (.connecting, .paused),
+            (.receiving, .paused), (.retrying, .paused):
+            state = .paused(announced: true)
+        case (.finished(var finished), _):
+            finished.lifecycle = next
+            state = .finished(finished)
+        default: impossible("moved(to: \(next))")
+        }
     }
 
     /// A client enqueues the operation. Returns false when it was enqueued or started before.
     mutating func enqueue() -> Bool {
-        defer { isEnqueued = true }
-        return !isEnqueued && !hasStarted
+        switch state {
+        case .idle(var idle):
+            defer { state = .idle(idle) }
+            return idle.enqueue()
+        case .pausedBeforeStart(var idle):
+            defer { state = .pausedBeforeStart(idle) }
+            return idle.enqueue()
+        default: return false
+        }
     }
 
     /// The request could not be built: the operation fails with `error` when it starts.
@@ -140,8 +155,15 @@ struct TransferStateMachine {
 
     /// The queue calls `start()`.
     mutating func start(isCancelled: Bool, now: DispatchTime, date: Date) -> StartAction {
-        guard !hasStarted else { return .none }
-        hasStarted = true
+        switch state {
+        case .idle(var idle) where !idle.started:
+            idle.started = true
+            state = .idle(idle)
+        case .pausedBeforeStart(var idle) where !idle.started:
+            idle.started = true
+            state = .pausedBeforeStart(idle)
+        default: return .none
+        }
         guard lifecycle == .ready else { return .none }
         if isCancelled { return .finish(.cancelled(reason: cancellationReason ?? .explicit)) }
         if let error = box?.preflightError { return .finish(error) }
@@ -177,6 +199,7 @@ struct TransferStateMachine {
     /// one the queue has not started goes back to ready: telling corelibs' `OperationQueue`
     /// "finished" about an operation it has not started crashes it (in `_schedule()`).
     func cancelled() -> CancelAction {
+        if isFinishing { return .none }
         if lifecycle == .executing || (lifecycle == .paused && hasStarted) { return .finish }
         return lifecycle == .paused ? .returnToReady : .none
     }
@@ -200,9 +223,8 @@ struct TransferStateMachine {
     mutating func pause() -> PauseAction {
         guard !isFinishing, lifecycle == .ready || lifecycle == .executing else { return .none }
         guard lifecycle == .executing else { return .pauseWaiting }
-        isPausing = true
+        state = .paused(announced: false)
         let record = self.record
-        record.attempt += 1
         let file = keepReceivedBytes()
         defer { record.task = nil }
         return .stop(Halt(task: record.task, timers: record.takeTimers(), file: file))
@@ -258,13 +280,14 @@ struct TransferStateMachine {
     /// activity. Waiting between attempts, or for a connection while the origin's connections
     /// serve other requests, is not the transfer's silence.
     func idleTimerFired(interval: Double, now: DispatchTime) -> IdleAction {
-        guard !isFinishing, lifecycle == .executing, let record = box, let timer = record.idleTimer else { return .none }
+        guard mayBeginAttempt, let record = box, let timer = record.idleTimer else { return .none }
         let last = record.lastActivity.uptimeNanoseconds
         let idle = now.uptimeNanoseconds > last ? Double(now.uptimeNanoseconds - last) / 1e9 : 0
         let remaining = interval - idle
         // No task: between attempts or waiting for a credential, which is not silence — but the
         // client's request adapters running for this attempt are (they are the caller's code).
-        if remaining > 0.001 || (record.task == nil && !record.adapting) || record.awaitsConnection {
+        let adapting = if case .adapting = state { true } else { false }
+        if remaining > 0.001 || (record.task == nil && !adapting) || inFlight?.waitsForConnection == true {
             return .reschedule(timer, after: max(remaining, interval / 4))
         }
         return .expire
@@ -294,14 +317,12 @@ struct TransferStateMachine {
         let record = self.record
         record.attempt += 1
         record.attemptsSent += 1
-        record.adapting = adapting
-        pausesWhenTaskStarts = false
-        pausedBeforeTask = false
+        let flight = InFlight(number: record.attempt)
+        state = adapting ? .adapting(flight) : .connecting(flight)
         record.transferMetrics = nil
         record.pendingRedirect = nil
         currentRequest = request
         record.lastActivity = now
-        record.awaitsConnection = false
         if record.resumeOffset == 0 { record.responseSource = .network }
         var attempt = Attempt(
             number: record.attempt, ordinal: record.attemptsSent, resumeOffset: record.resumeOffset, resumeValidator: record.resumeValidator
@@ -320,52 +341,67 @@ struct TransferStateMachine {
         return ObjectIdentifier(stream) == sent
     }
 
+    /// The client's request adapters answered for `attempt`: its task is made next. False when
+    /// it is no longer the attempt in flight (a cancel, a pause or a timeout meanwhile).
+    mutating func adapted(attempt: Int) -> Bool {
+        guard case .adapting(let flight) = state, flight.number == attempt else { return false }
+        state = .connecting(flight)
+        return true
+    }
+
     enum TaskAction { case none, cancel, pause, resume }
 
     /// The transport started `task` for `attempt`. A task of an attempt no longer current is
     /// cancelled; a pause asked for before it was stored is applied now, and a pause the
     /// transfer applied itself meanwhile is lifted when the consumer has caught up since.
     mutating func taskStarted(_ task: any TransportTask, attempt: Int) -> TaskAction {
-        guard !isFinishing, box?.attempt == attempt else { return .cancel }
+        guard isCurrentTransport(attempt, "taskStarted") else { return .cancel }
         record.task = task
-        record.adapting = false
-        defer {
-            pausesWhenTaskStarts = false
-            pausedBeforeTask = false
-        }
-        if pausesWhenTaskStarts { return .pause }
-        return pausedBeforeTask ? .resume : .none
+        return updateFlight { flight in
+            defer { flight.demand = .flowing }
+            switch flight.demand {
+            case .flowing: return .none
+            case .pauseWhenTaskStarts, .pausedBeforeTask(caughtUp: false): return .pause
+            case .pausedBeforeTask(caughtUp: true): return .resume
+            }
+        } ?? .cancel
     }
 
     /// The transport asks, before the task is stored, whether to pause its body at once.
     mutating func transportWantsPause(attempt: Int) -> Bool {
-        guard isCurrent(attempt), box?.task == nil, pausesWhenTaskStarts else { return false }
-        pausedBeforeTask = true
-        return true
+        guard isCurrentTransport(attempt, "transportWantsPause"), box?.task == nil else { return false }
+        return updateFlight { flight in
+            switch flight.demand {
+            case .flowing, .pausedBeforeTask(caughtUp: true): return false
+            case .pauseWhenTaskStarts, .pausedBeforeTask(caughtUp: false):
+                flight.demand = .pausedBeforeTask(caughtUp: false)
+                return true
+            }
+        } ?? false
     }
 
     /// The attempt waits for a connection: the idle timer does not count that time.
     mutating func awaitsConnection(attempt: Int) {
-        guard isCurrent(attempt), let record = box else { return }
-        record.awaitsConnection = true
+        guard isCurrentTransport(attempt, "awaitsConnection") else { return }
+        updateFlight { $0.waitsForConnection = true }
     }
 
     /// The attempt got its connection: its idle time starts now.
     mutating func leftConnectionQueue(attempt: Int, now: DispatchTime) {
-        guard isCurrent(attempt), let record = box, record.awaitsConnection else { return }
-        record.awaitsConnection = false
+        guard isCurrentTransport(attempt, "leftConnectionQueue"), inFlight?.waitsForConnection == true, let record = box else { return }
+        updateFlight { $0.waitsForConnection = false }
         record.lastActivity = now
     }
 
     /// The transport's timings for `attempt`, kept for the operation's metrics.
     mutating func collected(_ metrics: TransferMetrics, attempt: Int) {
-        guard isCurrent(attempt), let record = box else { return }
+        guard isCurrentTransport(attempt, "collected"), let record = box else { return }
         record.transferMetrics = metrics
     }
 
     /// The cache says where the attempt's response comes from.
     mutating func sourceReported(_ source: HTTPCache.ResponseSource, attempt: Int) {
-        guard isCurrent(attempt), let record = box else { return }
+        guard isCurrentTransport(attempt, "sourceReported"), let record = box else { return }
         record.responseSource = source
     }
 
