@@ -142,9 +142,10 @@ extension TransferStateMachine {
         return (record.bytesReceived, record.downloadExpected)
     }
 
-    /// The redirect the current attempt's head decided on, taken as the attempt completes.
+    /// The redirect the current attempt's head decided on, taken as the attempt completes: the
+    /// state's route says whether there is one (`.follow`); the record holds only its target.
     mutating func takeRedirect() -> URLRequest? {
-        guard let record = box else { return nil }
+        guard case .receiving(_, .follow) = state, let record = box else { return nil }
         defer { record.pendingRedirect = nil }
         return record.pendingRedirect
     }
